@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Entry points of the TEO governor repository.  Everything is done by the
+# scripts in scripts/teo/; build output lives under $(TEO_CACHE), by
+# default ~/.cache/teo, never in this clone.
+#
+#   make check              every test (installs what it needs)
+#   make run                build the patched arm64 kernel, run the suite
+#   make kunit ARCH=x86_64  the KUnit suite on one architecture (or arm64)
+#   make lint               checkpatch, W=1 + sparse, kernel-doc, i386
+#   make tree               make the patched tree and print its path
+
+SCRIPTS := scripts/teo
+
+.PHONY: all check run kunit lint tree deps help
+
+all: help
+
+help:
+	@sed -n 's/^#   /  /p' Makefile
+
+check:
+	@$(SCRIPTS)/check
+
+run: deps
+	@$(SCRIPTS)/run $(if $(ARCH),$(ARCH),arm64)
+
+kunit: deps
+	@$(SCRIPTS)/kunit $(if $(ARCH),$(ARCH),x86_64)
+
+lint: deps
+	@$(SCRIPTS)/lint
+
+tree: deps
+	@$(SCRIPTS)/tree
+
+deps:
+	@$(SCRIPTS)/deps

@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Timer events oriented (TEO) CPU idle governor.
+ *
+ * Copyright (C) 2026 The TEO governor developers
+ */
+
+/**
+ * DOC: teo-description
+ *
+ * Why timers first
+ * ================
+ *
+ * On most systems the timer interrupt is by far the most common reason for a
+ * CPU to leave an idle state, and the time of the next timer is known before
+ * the CPU goes idle.  The "sleep length", the time until that timer, is
+ * therefore the best single predictor of how long the CPU will stay idle.  It
+ * is not free, though: tick_nohz_get_sleep_length() walks the timer queues,
+ * so this governor asks for it only when the answer can depend on it.
+ *
+ * Other interrupts (I/O completions, IPIs, network packets) end some idle
+ * periods earlier than the sleep length.  The governor learns how often that
+ * happens from recent wakeups and moves to a shallower state when such early
+ * wakeups dominate.
+ *
+ * Data: one bin per idle state
+ * ============================
+ *
+ * The target residencies of the driver's states cut the time axis into bins:
+ * bin i holds idle durations from the target residency of state i up to, but
+ * not including, that of state i + 1; the last bin has no upper end.  Each
+ * bin keeps two decaying metrics:
+ *
+ * - *hits*: the idle period ended in the same bin as the sleep length, so the
+ *   timer predicted it;
+ * - *intercepts*: the idle period ended in this bin although the sleep length
+ *   lay in a deeper one, so something other than a timer cut it short.
+ *
+ * After every wakeup each metric loses an eighth of its value (rounded up, so
+ * that small values do reach zero) and the bin the event falls into gains
+ * %TEO_PULSE.  A metric thus weights the last few dozen wakeups, the latest
+ * most.  The measured idle duration is the core's residency less half of the
+ * entered state's exit latency, the typical share of it spent before the CPU
+ * runs again.
+ *
+ * Wakeups caused by the scheduler tick or by the polling time limit are
+ * *artificial*: the governor (or the core) chose to wake the CPU early, so
+ * the CPU could have stayed idle until the next timer.  They are counted as
+ * hits at the sleep length, or in the deepest bin when the sleep length was
+ * not asked for.  Counting them where they occurred instead would make a kept
+ * tick look like a stream of early wakeups, which keeps the tick, which makes
+ * more of them: on systems with HZ=100 and few idle states that loop pins the
+ * CPU in its shallowest state.
+ *
+ * Selection
+ * =========
+ *
+ * A state is *usable* if it is enabled and its exit latency is within the
+ * CPU's latency limit (global and per-CPU PM QoS).
+ *
+ * 1. The candidate is the deepest usable state.  If no state is usable, the
+ *    shallowest enabled state (or state 0) is returned with the tick kept.
+ *    If only one state is usable there is nothing to choose: it is returned
+ *    and the tick is stopped unless it is a polling state.
+ *
+ * 2. Early wakeups are the intercepts in the bins below the candidate.  If
+ *    they outweigh all events in the candidate's bin and above (hits below
+ *    the candidate are left out: step 4 finds those from the sleep length),
+ *    the governor takes the median early wakeup: walking down from the
+ *    candidate, the first bin at which the intercepts seen so far exceed half
+ *    of all early ones.  It then picks the deepest usable state whose target
+ *    residency does not exceed that bin's lower edge.  Bins of states that
+ *    share their target residency with a deeper state are empty by
+ *    construction, and "deepest state that fits" always prefers the deeper of
+ *    such twins, so an empty bin never attracts the choice.  If the tick is
+ *    already stopped, states with a target residency below the tick period
+ *    are not picked this way: nothing but a timer would end such a state.
+ *
+ * 3. The sleep length is asked for only if it can change the answer.  It
+ *    cannot when early wakeups dominated and the chosen state is the
+ *    shallowest usable one (the tick stays, nothing shallower exists), nor
+ *    when state 0 polls and the chosen state's target residency is below
+ *    %RESIDENCY_THRESHOLD_NS (the tick stays; so short a state is worth no
+ *    query).  This also skips the query whenever the latency limit leaves
+ *    only the shallowest state.
+ *
+ * 4. If the next timer comes before the chosen state's target residency, the
+ *    deepest usable state that fits before the timer is taken instead.
+ *
+ * 5. The tick is stopped unless the chosen state polls, early wakeups
+ *    dominated (the tick is cheap insurance for a short idle), or the timer
+ *    comes before the next tick anyway.  The comparison is with the actual
+ *    time left until the next tick (delta_tick), not with the tick period:
+ *    a timer due after the next tick but within one period would otherwise
+ *    leave the tick running to cut the idle period short.  When the tick is
+ *    kept, the chosen state must pay off before the next tick, or the
+ *    deepest usable state that does is taken.
+ *
+ * Structure
+ * =========
+ *
+ * teo_decide_early() (steps 1-3), teo_decide_late() (steps 4-5) and
+ * teo_account() (the update after wakeup) are pure functions of explicit
+ * inputs: the state table, the disabled states, the latency limit, the tick
+ * period and state, the metrics and, when asked for, the sleep length.  The
+ * cpuidle callbacks gather those inputs and call them, and the KUnit suite and
+ * the userspace replay harness call the very same functions.
+ */
+
+#include <kunit/visibility.h>
+#include <linux/bits.h>
+#include <linux/cpuidle.h>
+#include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/minmax.h>
+#include <linux/percpu.h>
+#include <linux/tick.h>
+
+#include "gov.h"
+#include "teo.h"
+
+/**
+ * struct teo_cpu - Per-CPU state of the governor.
+ * @metrics: Wakeup history, binned by idle state.
+ * @sleep_length_ns: Sleep length found at the last selection, or KTIME_MAX
+ *	if it was not asked for.
+ * @artificial: The last wakeup came from the tick or the polling time limit.
+ */
+struct teo_cpu {
+	struct teo_metrics metrics;
+	s64 sleep_length_ns;
+	bool artificial;
+};
+
+static DEFINE_PER_CPU(struct teo_cpu, teo_cpus);
+
+static int teo_count(const struct teo_input *in)
+{
+	return clamp(in->state_count, 0, CPUIDLE_STATE_MAX);
+}
+
+static s64 teo_residency(const struct teo_input *in, int i)
+{
+	return in->states[i].target_residency_ns;
+}
+
+static bool teo_polls(const struct teo_input *in, int i)
+{
+	return in->states[i].flags & CPUIDLE_FLAG_POLLING;
+}
+
+static bool teo_enabled(const struct teo_input *in, int i)
+{
+	return !(in->disabled & BIT(i));
+}
+
+static bool teo_usable(const struct teo_input *in, int i)
+{
+	return teo_enabled(in, i) &&
+	       in->states[i].exit_latency_ns <= in->latency_req_ns;
+}
+
+/*
+ * The deepest usable state at or below @cap whose target residency lies in
+ * [@floor_ns, @duration_ns], or -1 if there is none.
+ */
+static int teo_deepest_fit(const struct teo_input *in, int cap,
+			   s64 duration_ns, s64 floor_ns)
+{
+	int i;
+
+	for (i = cap; i >= 0; i--) {
+		s64 res = teo_residency(in, i);
+
+		if (teo_usable(in, i) && res <= duration_ns && res >= floor_ns)
+			return i;
+	}
+	return -1;
+}
+
+/* The shallowest usable state in [@from, @cap], or @cap if there is none. */
+static int teo_shallowest_from(const struct teo_input *in, int from, int cap,
+			       s64 floor_ns)
+{
+	int i;
+
+	for (i = from; i < cap; i++) {
+		if (teo_usable(in, i) && teo_residency(in, i) >= floor_ns)
+			return i;
+	}
+	return cap;
+}
+
+/* The state to fall back to when no state fits a duration. */
+static int teo_shallowest_usable(const struct teo_input *in, int cap)
+{
+	return teo_shallowest_from(in, 0, cap, S64_MIN);
+}
+
+/*
+ * The bin a duration falls into: the deepest state whose target residency
+ * does not exceed it.  Disabled states keep their bins, so that toggling a
+ * state does not scramble the history.
+ */
+static int teo_bin_of(const struct teo_input *in, s64 duration_ns)
+{
+	int i, bin = 0;
+
+	for (i = 0; i < teo_count(in); i++) {
+		if (teo_residency(in, i) <= duration_ns)
+			bin = i;
+	}
+	return bin;
+}
+
+/*
+ * Step 2: pick a state for the median early wakeup.  Returns @cand if early
+ * wakeups do not dominate or no usable state suits them.
+ */
+static int teo_intercept_choice(const struct teo_input *in,
+				const struct teo_metrics *m, int cand)
+{
+	unsigned int early = 0, rest = 0, seen = 0;
+	s64 floor_ns = in->tick_stopped ? in->tick_period_ns : S64_MIN;
+	int i, idx;
+
+	for (i = 0; i < teo_count(in); i++) {
+		if (i < cand)
+			early += m->bins[i].intercepts;
+		else
+			rest += m->bins[i].hits + m->bins[i].intercepts;
+	}
+	if (early <= rest)
+		return cand;
+
+	for (i = cand - 1; i > 0; i--) {
+		seen += m->bins[i].intercepts;
+		if (2 * seen > early)
+			break;
+	}
+
+	idx = teo_deepest_fit(in, cand - 1, teo_residency(in, i), floor_ns);
+	if (idx < 0)
+		idx = teo_shallowest_from(in, i + 1, cand, floor_ns);
+	return idx;
+}
+
+/**
+ * teo_decide_early - Select an idle state without the sleep length.
+ * @in: State table, limits and tick state.
+ * @m: Wakeup history of the CPU.
+ * @d: Decision to fill in.
+ *
+ * Steps 1 to 3 of the selection described in the DOC block.  On return
+ * @d->idx and @d->stop_tick are final unless @d->need_sleep_length is set, in
+ * which case the caller must query the sleep length and complete the
+ * decision with teo_decide_late().
+ */
+TEO_VISIBLE void teo_decide_early(const struct teo_input *in,
+				  const struct teo_metrics *m,
+				  struct teo_decision *d)
+{
+	int i, cand = -1, shallowest = -1, first_enabled = -1;
+
+	d->need_sleep_length = false;
+	d->intercepted = false;
+	d->stop_tick = false;
+
+	for (i = 0; i < teo_count(in); i++) {
+		if (first_enabled < 0 && teo_enabled(in, i))
+			first_enabled = i;
+		if (!teo_usable(in, i))
+			continue;
+		if (shallowest < 0)
+			shallowest = i;
+		cand = i;
+	}
+
+	if (cand < 0) {
+		/* Nothing meets the limits: the least harmful state, tick on. */
+		d->idx = max(first_enabled, 0);
+		return;
+	}
+
+	if (cand == shallowest) {
+		/* Nothing to choose; the tick could not buy a deeper state. */
+		d->idx = cand;
+		d->stop_tick = !teo_polls(in, cand);
+		return;
+	}
+
+	d->idx = teo_intercept_choice(in, m, cand);
+	d->intercepted = d->idx < cand;
+
+	if (d->intercepted && d->idx == shallowest)
+		return;
+
+	if (teo_polls(in, 0) &&
+	    teo_residency(in, d->idx) < RESIDENCY_THRESHOLD_NS)
+		return;
+
+	d->need_sleep_length = true;
+}
+
+/**
+ * teo_decide_late - Complete a selection once the sleep length is known.
+ * @in: State table, limits and tick state (as given to teo_decide_early()).
+ * @sleep_length_ns: Time till the next timer event.
+ * @delta_tick_ns: Time till the next tick if the tick is not stopped.
+ * @d: Decision made by teo_decide_early(), updated in place.
+ *
+ * Steps 4 and 5 of the selection described in the DOC block.
+ */
+TEO_VISIBLE void teo_decide_late(const struct teo_input *in,
+				 s64 sleep_length_ns, s64 delta_tick_ns,
+				 struct teo_decision *d)
+{
+	int idx = d->idx;
+	bool keep_tick;
+
+	if (teo_residency(in, idx) > sleep_length_ns) {
+		idx = teo_deepest_fit(in, idx, sleep_length_ns, S64_MIN);
+		if (idx < 0)
+			idx = teo_shallowest_usable(in, d->idx);
+	}
+
+	keep_tick = d->intercepted || teo_polls(in, idx) ||
+		    (!in->tick_stopped && sleep_length_ns <= delta_tick_ns);
+
+	if (keep_tick && !in->tick_stopped &&
+	    teo_residency(in, idx) > delta_tick_ns) {
+		int fit = teo_deepest_fit(in, idx, delta_tick_ns, S64_MIN);
+
+		idx = fit >= 0 ? fit : teo_shallowest_usable(in, idx);
+	}
+
+	d->idx = idx;
+	d->stop_tick = !keep_tick;
+	d->need_sleep_length = false;
+}
+
+static void teo_decay(unsigned int *metric)
+{
+	*metric -= DIV_ROUND_UP(*metric, 1U << TEO_DECAY_SHIFT);
+}
+
+/**
+ * teo_account - Update the wakeup history after an idle period.
+ * @in: State table (only the target residencies are used).
+ * @m: Wakeup history to update.
+ * @w: What happened in the idle period.
+ *
+ * Decays every metric, then adds a pulse to the hits of the sleep length's
+ * bin if the idle period ended in that bin, or to the intercepts of the bin
+ * it ended in otherwise.
+ */
+TEO_VISIBLE void teo_account(const struct teo_input *in,
+			     struct teo_metrics *m,
+			     const struct teo_wakeup *w)
+{
+	s64 duration_ns = w->sleep_length_ns;
+	int i, timer_bin, idle_bin;
+
+	if (!w->artificial) {
+		u64 lat_ns = max_t(s64, w->exit_latency_ns, 0);
+		u64 res_ns = min_t(u64, w->residency_ns, KTIME_MAX);
+
+		res_ns -= min(res_ns, lat_ns) / 2;
+		duration_ns = min_t(s64, res_ns, w->sleep_length_ns);
+	}
+
+	for (i = 0; i < teo_count(in); i++) {
+		teo_decay(&m->bins[i].hits);
+		teo_decay(&m->bins[i].intercepts);
+	}
+
+	timer_bin = teo_bin_of(in, w->sleep_length_ns);
+	idle_bin = teo_bin_of(in, duration_ns);
+	if (idle_bin == timer_bin)
+		m->bins[idle_bin].hits += TEO_PULSE;
+	else
+		m->bins[idle_bin].intercepts += TEO_PULSE;
+}
+
+static void teo_gather(struct cpuidle_driver *drv, struct cpuidle_device *dev,
+		       struct teo_input *in)
+{
+	int i;
+
+	in->states = drv->states;
+	in->state_count = drv->state_count;
+	in->disabled = 0;
+	for (i = 0; i < teo_count(in); i++) {
+		if (dev->states_usage[i].disable)
+			in->disabled |= BIT(i);
+	}
+	in->latency_req_ns = cpuidle_governor_latency_req(dev->cpu);
+	in->tick_period_ns = TICK_NSEC;
+	in->tick_stopped = tick_nohz_tick_stopped();
+	/* Utilization awareness is not wired up yet. */
+	in->util = 0;
+	in->util_threshold = 0;
+}
+
+/**
+ * teo_select - Select the idle state to enter (cpuidle ->select callback).
+ * @drv: cpuidle driver of the CPU.
+ * @dev: cpuidle device of the CPU.
+ * @stop_tick: Set to whether the tick may be stopped.
+ *
+ * Accounts for the previous idle period, then runs the decision core,
+ * querying the sleep length only if the core asks for it.
+ */
+static int teo_select(struct cpuidle_driver *drv, struct cpuidle_device *dev,
+		      bool *stop_tick)
+{
+	struct teo_cpu *cpu_data = per_cpu_ptr(&teo_cpus, dev->cpu);
+	struct teo_decision d;
+	struct teo_input in;
+
+	teo_gather(drv, dev, &in);
+
+	if (dev->last_state_idx >= 0) {
+		struct teo_wakeup w = {
+			.sleep_length_ns = cpu_data->sleep_length_ns,
+			.residency_ns = dev->last_residency_ns,
+			.exit_latency_ns =
+				drv->states[dev->last_state_idx].exit_latency_ns,
+			.artificial = cpu_data->artificial,
+		};
+
+		teo_account(&in, &cpu_data->metrics, &w);
+		dev->last_state_idx = -1;
+	}
+
+	cpu_data->sleep_length_ns = KTIME_MAX;
+	teo_decide_early(&in, &cpu_data->metrics, &d);
+	if (d.need_sleep_length) {
+		ktime_t delta_tick;
+
+		cpu_data->sleep_length_ns = tick_nohz_get_sleep_length(&delta_tick);
+		teo_decide_late(&in, cpu_data->sleep_length_ns, delta_tick, &d);
+	}
+
+	*stop_tick = d.stop_tick;
+	return d.idx;
+}
+
+/**
+ * teo_reflect - Note the state entered and why the CPU woke up.
+ * @dev: cpuidle device of the CPU.
+ * @index: Index of the state that was entered.
+ *
+ * The history is updated at the next selection, off the wakeup path.
+ */
+static void teo_reflect(struct cpuidle_device *dev, int index)
+{
+	struct teo_cpu *cpu_data = per_cpu_ptr(&teo_cpus, dev->cpu);
+
+	dev->last_state_idx = index;
+	cpu_data->artificial = dev->poll_time_limit || tick_nohz_idle_got_tick();
+	dev->poll_time_limit = false;
+}
+
+/**
+ * teo_enable_device - Reset the governor's data for a CPU.
+ * @drv: cpuidle driver of the CPU (unused).
+ * @dev: cpuidle device of the CPU.
+ *
+ * Return: 0.
+ */
+static int teo_enable_device(struct cpuidle_driver *drv,
+			     struct cpuidle_device *dev)
+{
+	struct teo_cpu *cpu_data = per_cpu_ptr(&teo_cpus, dev->cpu);
+
+	memset(cpu_data, 0, sizeof(*cpu_data));
+	cpu_data->sleep_length_ns = KTIME_MAX;
+	return 0;
+}
+
+static struct cpuidle_governor teo_governor = {
+	.name =		"teo",
+	.rating =	19,
+	.enable =	teo_enable_device,
+	.select =	teo_select,
+	.reflect =	teo_reflect,
+};
+
+static int __init teo_governor_init(void)
+{
+	return cpuidle_register_governor(&teo_governor);
+}
+
+postcore_initcall(teo_governor_init);
+
+#if IS_ENABLED(CONFIG_CPU_IDLE_GOV_TEO_KUNIT_TEST)
+EXPORT_SYMBOL_IF_KUNIT(teo_decide_early);
+EXPORT_SYMBOL_IF_KUNIT(teo_decide_late);
+EXPORT_SYMBOL_IF_KUNIT(teo_account);
+#endif

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Timer events oriented (TEO) CPU idle governor: the decision core.
+ *
+ * The types below are the explicit inputs and outputs of the governor's
+ * decision logic.  The functions are visible outside teo.c only when the
+ * KUnit suite is enabled, so that it tests the very code the kernel runs.
+ */
+#ifndef __CPUIDLE_GOV_TEO_H
+#define __CPUIDLE_GOV_TEO_H
+
+#include <linux/cpuidle.h>
+#include <linux/types.h>
+
+/* Added to the metric of the bin an event lands in. */
+#define TEO_PULSE		1024
+/* Every metric loses 1/2^TEO_DECAY_SHIFT of itself (rounded up) per wakeup. */
+#define TEO_DECAY_SHIFT		3
+
+/**
+ * struct teo_bin - Decaying wakeup metrics of the bin owned by one state.
+ * @hits: Wakeups whose idle duration fell into the same bin as the sleep
+ *	length: the next timer predicted them.
+ * @intercepts: Non-timer wakeups whose idle duration fell into this bin
+ *	while the sleep length pointed at a deeper one.
+ *
+ * Bin i holds idle durations from the target residency of state i up to
+ * (not including) that of state i + 1; the last bin is unbounded.
+ */
+struct teo_bin {
+	unsigned int hits;
+	unsigned int intercepts;
+};
+
+/**
+ * struct teo_metrics - Per-CPU wakeup history of the governor.
+ * @bins: One bin per idle state of the driver.
+ */
+struct teo_metrics {
+	struct teo_bin bins[CPUIDLE_STATE_MAX];
+};
+
+/**
+ * struct teo_input - Everything a decision depends on besides the metrics.
+ * @states: The driver's state table, shallowest first.
+ * @state_count: Number of entries in @states.
+ * @disabled: Bit i set if state i is disabled for this CPU.
+ * @latency_req_ns: Exit latency limit for this CPU (global and per-CPU QoS).
+ * @tick_period_ns: Length of the scheduler tick period (TICK_NSEC).
+ * @tick_stopped: The tick is already stopped on this CPU.
+ * @util: CPU utilization (reserved for utilization awareness, 0 for now).
+ * @util_threshold: Utilization above which the CPU counts as utilized
+ *	(reserved for utilization awareness, 0 for now).
+ */
+struct teo_input {
+	const struct cpuidle_state *states;
+	int state_count;
+	u32 disabled;
+	s64 latency_req_ns;
+	s64 tick_period_ns;
+	bool tick_stopped;
+	unsigned long util;
+	unsigned long util_threshold;
+};
+
+/**
+ * struct teo_decision - Result of (each phase of) an idle state selection.
+ * @idx: Index of the selected state.
+ * @stop_tick: Whether the tick may be stopped.
+ * @need_sleep_length: Set by the early phase when the sleep length may
+ *	change the answer: the caller must query it and run the late phase.
+ * @intercepted: The early phase chose a state shallower than the deepest
+ *	usable one because non-timer wakeups dominate recent history.
+ */
+struct teo_decision {
+	int idx;
+	bool stop_tick;
+	bool need_sleep_length;
+	bool intercepted;
+};
+
+/**
+ * struct teo_wakeup - What happened in the last idle period.
+ * @sleep_length_ns: Time till the next timer at selection time, or
+ *	KTIME_MAX if the governor did not ask for it.
+ * @residency_ns: Idle time measured by the cpuidle core.
+ * @exit_latency_ns: Exit latency of the state that was entered.
+ * @artificial: The wakeup came from the tick or from the polling time
+ *	limit: the CPU could have stayed idle until the next timer.
+ */
+struct teo_wakeup {
+	s64 sleep_length_ns;
+	u64 residency_ns;
+	s64 exit_latency_ns;
+	bool artificial;
+};
+
+#if IS_ENABLED(CONFIG_CPU_IDLE_GOV_TEO_KUNIT_TEST)
+#define TEO_VISIBLE
+
+void teo_decide_early(const struct teo_input *in,
+		      const struct teo_metrics *m, struct teo_decision *d);
+void teo_decide_late(const struct teo_input *in, s64 sleep_length_ns,
+		     s64 delta_tick_ns, struct teo_decision *d);
+void teo_account(const struct teo_input *in, struct teo_metrics *m,
+		 const struct teo_wakeup *w);
+#else
+#define TEO_VISIBLE static
+#endif
+
+#endif /* __CPUIDLE_GOV_TEO_H */

@@ -1,0 +1,904 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for the TEO cpuidle governor's decision core.
+ *
+ * Three tables drive the suite:
+ *
+ * - selection rows: a state table, disabled states, latency limit, tick
+ *   state, wakeup metrics and (if asked for) sleep length and time to the
+ *   next tick, with the expected state, tick decision and whether the sleep
+ *   length was asked for.  A row with no HZ given runs at HZ=100, 250 and
+ *   1000 and must give the same answer at each;
+ * - accounting rows: one idle period, with the bin and the metric (hit or
+ *   intercept) it must land in;
+ * - histories: a simulated CPU (timers, interrupts, the tick) replayed
+ *   through selection and accounting for many wakeups.
+ *
+ * Every decision, in every table, is also checked against the governor's
+ * invariants: the index is in range and usable (when any state is), the
+ * exit latency is within the limit, the tick is never stopped for a polling
+ * state and no sleep length query is left pending.
+ *
+ * Copyright (C) 2026 The TEO governor developers
+ */
+
+#include <kunit/test.h>
+#include <linux/cpuidle.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
+#include <linux/module.h>
+
+#include "../../drivers/cpuidle/governors/teo.h"
+
+#define US(x)		((s64)(x) * NSEC_PER_USEC)
+#define MS(x)		((s64)(x) * NSEC_PER_MSEC)
+#define NO_LIMIT	S64_MAX
+#define SATURATED	(TEO_PULSE << TEO_DECAY_SHIFT)
+
+#define STATE(_name, _lat_us, _res_us, _flags) {			\
+	.name = _name,							\
+	.exit_latency = _lat_us,					\
+	.target_residency = _res_us,					\
+	.exit_latency_ns = US(_lat_us),					\
+	.target_residency_ns = US(_res_us),				\
+	.flags = _flags,						\
+}
+
+/**
+ * struct teo_table - A driver's state table.
+ * @name: Short name used in test descriptions.
+ * @count: Number of states.
+ * @states: The states, shallowest first.
+ */
+struct teo_table {
+	const char *name;
+	int count;
+	struct cpuidle_state states[CPUIDLE_STATE_MAX];
+};
+
+/* x86, i5-10600K: polling state 0 (exit latency / target residency in us). */
+static const struct teo_table x86 = {
+	.name = "x86", .count = 4, .states = {
+		STATE("POLL", 0, 0, CPUIDLE_FLAG_POLLING),
+		STATE("C1", 1, 1, 0),
+		STATE("C2", 120, 360, 0),
+		STATE("C3", 1034, 3102, 0),
+	},
+};
+
+/* Arm with WFI and CPU-off only (PSCI OS-initiated). */
+static const struct teo_table arm2 = {
+	.name = "arm2", .count = 2, .states = {
+		STATE("WFI", 1, 1, 0),
+		STATE("cpu-off", 350, 4488, 0),
+	},
+};
+
+/* Arm, RK3399-like. */
+static const struct teo_table arm3 = {
+	.name = "arm3", .count = 3, .states = {
+		STATE("WFI", 1, 1, 0),
+		STATE("cpu-sleep", 250, 900, 0),
+		STATE("cluster-sleep", 500, 2000, 0),
+	},
+};
+
+/* Arm with two states of equal target residency. */
+static const struct teo_table armeq = {
+	.name = "armeq", .count = 3, .states = {
+		STATE("WFI", 1, 1, 0),
+		STATE("cpu-sleep", 150, 2580, 0),
+		STATE("cluster-sleep", 600, 2580, 0),
+	},
+};
+
+/* POWER-like snooze and CEDE. */
+static const struct teo_table power = {
+	.name = "power", .count = 2, .states = {
+		STATE("snooze", 0, 0, CPUIDLE_FLAG_POLLING),
+		STATE("CEDE", 12, 120, 0),
+	},
+};
+
+static const struct teo_table wfi_only = {
+	.name = "wfi-only", .count = 1, .states = {
+		STATE("WFI", 1, 1, 0),
+	},
+};
+
+static const struct teo_table poll_only = {
+	.name = "poll-only", .count = 1, .states = {
+		STATE("POLL", 0, 0, CPUIDLE_FLAG_POLLING),
+	},
+};
+
+static const unsigned int teo_hz[] = { 100, 250, 1000 };
+
+static s64 teo_tick_ns(unsigned int hz)
+{
+	return div_u64(NSEC_PER_SEC, hz);
+}
+
+static void teo_make_input(struct teo_input *in, const struct teo_table *t,
+			   u32 disabled, s64 latency_req_ns, unsigned int hz,
+			   bool tick_stopped)
+{
+	*in = (struct teo_input) {
+		.states = t->states,
+		.state_count = t->count,
+		.disabled = disabled,
+		.latency_req_ns = latency_req_ns,
+		.tick_period_ns = teo_tick_ns(hz),
+		.tick_stopped = tick_stopped,
+	};
+}
+
+/* Invariants every final decision must satisfy. */
+static void teo_check_invariants(struct kunit *test, const struct teo_input *in,
+				 const struct teo_decision *d, const char *what)
+{
+	bool any_enabled = false, any_usable = false;
+	const struct cpuidle_state *s;
+	int i;
+
+	for (i = 0; i < in->state_count; i++) {
+		bool enabled = !(in->disabled & BIT(i));
+
+		any_enabled |= enabled;
+		any_usable |= enabled &&
+			      in->states[i].exit_latency_ns <= in->latency_req_ns;
+	}
+
+	KUNIT_ASSERT_GE_MSG(test, d->idx, 0, "%s: index below 0", what);
+	KUNIT_ASSERT_LT_MSG(test, d->idx, max(in->state_count, 1),
+			    "%s: index out of range", what);
+	s = &in->states[d->idx];
+
+	if (any_enabled)
+		KUNIT_EXPECT_FALSE_MSG(test, in->disabled & BIT(d->idx),
+				       "%s: state %d is disabled", what, d->idx);
+	if (any_usable)
+		KUNIT_EXPECT_LE_MSG(test, s->exit_latency_ns, in->latency_req_ns,
+				    "%s: state %d exceeds the latency limit",
+				    what, d->idx);
+	if (s->flags & CPUIDLE_FLAG_POLLING)
+		KUNIT_EXPECT_FALSE_MSG(test, d->stop_tick,
+				       "%s: tick stopped for polling state %d",
+				       what, d->idx);
+	KUNIT_EXPECT_FALSE_MSG(test, d->need_sleep_length,
+			       "%s: sleep length query left pending", what);
+}
+
+/*
+ * Run both phases the way the kernel glue does; the sleep length and the
+ * time to the next tick are handed over only if the early phase asks.
+ */
+static bool teo_decide(const struct teo_input *in, const struct teo_metrics *m,
+		       s64 sleep_length_ns, s64 delta_tick_ns,
+		       struct teo_decision *d)
+{
+	bool asked;
+
+	teo_decide_early(in, m, d);
+	asked = d->need_sleep_length;
+	if (asked)
+		teo_decide_late(in, sleep_length_ns, delta_tick_ns, d);
+	return asked;
+}
+
+/* ---- Selection rows ---------------------------------------------------- */
+
+/**
+ * struct teo_select_case - One selection scenario.
+ * @desc: What the row shows.
+ * @table: State table.
+ * @disabled: Disabled states (bit mask).
+ * @latency_req_ns: Latency limit (NO_LIMIT if none).
+ * @hz: HZ of the row, or 0 to run at every HZ in teo_hz[].
+ * @tick_stopped: The tick is already stopped.
+ * @sleep_ns: Sleep length, if @sleep_tick_pct is 0.
+ * @sleep_tick_pct: Sleep length as a percentage of the tick period.
+ * @delta_tick_ns: Time to the next tick, if @delta_tick_pct is 0.
+ * @delta_tick_pct: Time to the next tick as a percentage of the tick period;
+ *	with neither set, a whole tick period.
+ * @hits: Initial hits metric per bin.
+ * @intercepts: Initial intercepts metric per bin.
+ * @want_idx: Expected state.
+ * @want_stop_tick: Expected tick decision.
+ * @want_asked: Whether the sleep length must have been asked for.
+ */
+struct teo_select_case {
+	const char *desc;
+	const struct teo_table *table;
+	u32 disabled;
+	s64 latency_req_ns;
+	unsigned int hz;
+	bool tick_stopped;
+	s64 sleep_ns;
+	unsigned int sleep_tick_pct;
+	s64 delta_tick_ns;
+	unsigned int delta_tick_pct;
+	unsigned int hits[CPUIDLE_STATE_MAX];
+	unsigned int intercepts[CPUIDLE_STATE_MAX];
+	int want_idx;
+	bool want_stop_tick;
+	bool want_asked;
+};
+
+static const struct teo_select_case teo_select_cases[] = {
+	{
+		.desc = "one non-polling state: use it, stop the tick, no query",
+		.table = &wfi_only, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = US(50),
+		.want_idx = 0, .want_stop_tick = true, .want_asked = false,
+	}, {
+		.desc = "one polling state: use it, keep the tick",
+		.table = &poll_only, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = MS(100),
+		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+	}, {
+		.desc = "all states disabled: state 0, tick kept",
+		.table = &x86, .disabled = 0xf, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = MS(100),
+		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+	}, {
+		.desc = "only C2 enabled: use it without a query",
+		.table = &x86, .disabled = 0xb, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = US(10),
+		.want_idx = 2, .want_stop_tick = true, .want_asked = false,
+	}, {
+		.desc = "no history, far timer: deepest state, tick stopped",
+		.table = &x86, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = MS(100), .delta_tick_pct = 50,
+		.want_idx = 3, .want_stop_tick = true, .want_asked = true,
+	}, {
+		.desc = "early timer picks a shallower state",
+		.table = &x86, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = US(500),
+		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+	}, {
+		.desc = "timer before the first bin picks polling, tick kept",
+		.table = &power, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = US(50),
+		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
+	}, {
+		.desc = "POWER far timer: CEDE, tick stopped",
+		.table = &power, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = MS(100), .delta_tick_pct = 30,
+		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
+	}, {
+		.desc = "intercept majority at C1 picks C1, short: no query",
+		.table = &x86, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = MS(100),
+		.hits = { [3] = 2000 }, .intercepts = { [1] = 6000 },
+		.want_idx = 1, .want_stop_tick = false, .want_asked = false,
+	}, {
+		.desc = "intercept minority keeps the deepest state",
+		.table = &x86, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = MS(100), .delta_tick_pct = 50,
+		.hits = { [3] = 6000 }, .intercepts = { [1] = 2000 },
+		.want_idx = 3, .want_stop_tick = true, .want_asked = true,
+	}, {
+		.desc = "intercept median picks the middle state",
+		.table = &x86, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = MS(100),
+		.hits = { [3] = 1000 }, .intercepts = { [1] = 1000, [2] = 4000 },
+		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+	}, {
+		.desc = "polling state 0 and short candidate: no query",
+		.table = &x86, .disabled = 0xc, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = MS(100),
+		.want_idx = 1, .want_stop_tick = false, .want_asked = false,
+	}, {
+		.desc = "latency limit caps the choice at C2",
+		.table = &x86, .latency_req_ns = US(200),
+		.sleep_ns = MS(100), .delta_tick_pct = 50,
+		.want_idx = 2, .want_stop_tick = true, .want_asked = true,
+	}, {
+		.desc = "latency limit 0 with polling state 0: poll, no query",
+		.table = &x86, .latency_req_ns = 0,
+		.sleep_ns = MS(100),
+		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+	}, {
+		.desc = "latency limit 0, nothing fits: state 0, tick kept",
+		.table = &arm3, .latency_req_ns = 0,
+		.sleep_ns = MS(100),
+		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+	}, {
+		.desc = "latency limit leaves WFI only: no query",
+		.table = &arm2, .latency_req_ns = US(100),
+		.sleep_ns = MS(100),
+		.want_idx = 0, .want_stop_tick = true, .want_asked = false,
+	}, {
+		.desc = "tick running: intercepts in bin 0 pick WFI, no query",
+		.table = &arm3, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = MS(100),
+		.hits = { [2] = 1000 }, .intercepts = { [0] = 8000 },
+		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+	}, {
+		.desc = "tick stopped: intercepts cannot pick states below the tick",
+		.table = &arm3, .latency_req_ns = NO_LIMIT, .tick_stopped = true,
+		.sleep_ns = MS(100),
+		.hits = { [2] = 1000 }, .intercepts = { [0] = 8000 },
+		.want_idx = 2, .want_stop_tick = true, .want_asked = true,
+	}, {
+		.desc = "tick stopped: an early timer still picks WFI",
+		.table = &arm3, .latency_req_ns = NO_LIMIT, .tick_stopped = true,
+		.sleep_ns = US(500),
+		.want_idx = 0, .want_stop_tick = true, .want_asked = true,
+	}, {
+		.desc = "state 0 disabled: intercepts pick the shallowest enabled",
+		.table = &arm3, .disabled = 0x1, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = MS(100),
+		.hits = { [2] = 1000 }, .intercepts = { [0] = 8000 },
+		.want_idx = 1, .want_stop_tick = false, .want_asked = false,
+	}, {
+		.desc = "intercepts pick cpu-sleep, an earlier timer picks WFI",
+		.table = &arm3, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = US(300),
+		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
+		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
+	}, {
+		.desc = "intercepts keep the tick; state must fit before it",
+		.table = &arm3, .latency_req_ns = NO_LIMIT, .hz = 100,
+		.sleep_ns = MS(50), .delta_tick_ns = US(500),
+		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
+		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
+	}, {
+		.desc = "intercepts keep the tick; state fits before it",
+		.table = &arm3, .latency_req_ns = NO_LIMIT, .hz = 100,
+		.sleep_ns = MS(50), .delta_tick_ns = MS(5),
+		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
+		.want_idx = 1, .want_stop_tick = false, .want_asked = true,
+	}, {
+		.desc = "timer before the next tick: tick kept, state fits",
+		.table = &arm3, .latency_req_ns = NO_LIMIT, .hz = 250,
+		.sleep_ns = MS(3), .delta_tick_ns = US(3500),
+		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+	}, {
+		.desc = "timer after the next tick within a period: tick stopped",
+		.table = &x86, .latency_req_ns = NO_LIMIT, .hz = 1000,
+		.sleep_tick_pct = 150, .delta_tick_pct = 40,
+		.want_idx = 2, .want_stop_tick = true, .want_asked = true,
+	}, {
+		.desc = "timer after the next tick at HZ=250: C3, tick stopped",
+		.table = &x86, .latency_req_ns = NO_LIMIT, .hz = 250,
+		.sleep_tick_pct = 150, .delta_tick_pct = 40,
+		.want_idx = 3, .want_stop_tick = true, .want_asked = true,
+	}, {
+		.desc = "HZ=100 Arm: timer 9 ms away, tick in 3 ms: cpu-off",
+		.table = &arm2, .latency_req_ns = NO_LIMIT, .hz = 100,
+		.sleep_tick_pct = 90, .delta_tick_pct = 30,
+		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
+	}, {
+		.desc = "equal target residencies: the deeper twin is taken",
+		.table = &armeq, .latency_req_ns = NO_LIMIT, .hz = 100,
+		.sleep_ns = US(2600),
+		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+	}, {
+		.desc = "equal target residencies, deeper twin over the limit",
+		.table = &armeq, .latency_req_ns = US(300), .hz = 100,
+		.sleep_ns = US(2600),
+		.want_idx = 1, .want_stop_tick = false, .want_asked = true,
+	}, {
+		.desc = "equal target residencies, deeper twin disabled",
+		.table = &armeq, .disabled = 0x4, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = MS(100), .delta_tick_pct = 50,
+		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
+	}, {
+		.desc = "equal target residencies: early wakeups skip the empty bin",
+		.table = &armeq, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = MS(100),
+		.hits = { [2] = 1000 }, .intercepts = { [0] = 4000 },
+		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+	},
+};
+
+/**
+ * struct teo_select_param - A selection row at one HZ.
+ * @c: The row.
+ * @hz: The HZ to run it at.
+ */
+struct teo_select_param {
+	const struct teo_select_case *c;
+	unsigned int hz;
+};
+
+static struct teo_select_param
+teo_select_params[ARRAY_SIZE(teo_select_cases) * ARRAY_SIZE(teo_hz)];
+static int teo_select_nparams;
+
+static const void *teo_select_gen_params(const void *prev, char *desc)
+{
+	const struct teo_select_param *p;
+	int i, h;
+
+	if (!prev) {
+		teo_select_nparams = 0;
+		for (i = 0; i < ARRAY_SIZE(teo_select_cases); i++) {
+			const struct teo_select_case *c = &teo_select_cases[i];
+
+			for (h = 0; h < ARRAY_SIZE(teo_hz); h++) {
+				if (c->hz && c->hz != teo_hz[h])
+					continue;
+				teo_select_params[teo_select_nparams].c = c;
+				teo_select_params[teo_select_nparams].hz = teo_hz[h];
+				teo_select_nparams++;
+			}
+		}
+		p = teo_select_params;
+	} else {
+		p = (const struct teo_select_param *)prev + 1;
+		if (p >= teo_select_params + teo_select_nparams)
+			return NULL;
+	}
+
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s: %s @HZ=%u",
+		 p->c->table->name, p->c->desc, p->hz);
+	return p;
+}
+
+static s64 teo_pct_of_tick(unsigned int hz, unsigned int pct)
+{
+	return div_s64(teo_tick_ns(hz) * pct, 100);
+}
+
+static void teo_test_select(struct kunit *test)
+{
+	const struct teo_select_param *p = test->param_value;
+	const struct teo_select_case *c = p->c;
+	s64 sleep_ns = c->sleep_tick_pct ?
+		       teo_pct_of_tick(p->hz, c->sleep_tick_pct) : c->sleep_ns;
+	s64 delta_ns = c->delta_tick_ns;
+	struct teo_decision d;
+	struct teo_metrics m;
+	struct teo_input in;
+	bool asked;
+	int i;
+
+	if (c->delta_tick_pct)
+		delta_ns = teo_pct_of_tick(p->hz, c->delta_tick_pct);
+	else if (!delta_ns)
+		delta_ns = teo_tick_ns(p->hz);
+
+	teo_make_input(&in, c->table, c->disabled, c->latency_req_ns, p->hz,
+		       c->tick_stopped);
+	for (i = 0; i < CPUIDLE_STATE_MAX; i++) {
+		m.bins[i].hits = c->hits[i];
+		m.bins[i].intercepts = c->intercepts[i];
+	}
+
+	asked = teo_decide(&in, &m, sleep_ns, delta_ns, &d);
+
+	teo_check_invariants(test, &in, &d, c->desc);
+	KUNIT_EXPECT_EQ_MSG(test, d.idx, c->want_idx, "state");
+	KUNIT_EXPECT_EQ_MSG(test, d.stop_tick, c->want_stop_tick, "stop_tick");
+	KUNIT_EXPECT_EQ_MSG(test, asked, c->want_asked, "sleep length asked");
+}
+
+/* ---- Accounting rows --------------------------------------------------- */
+
+/**
+ * struct teo_account_case - One idle period and where it must be counted.
+ * @desc: What the row shows.
+ * @table: State table.
+ * @w: The idle period.
+ * @want_bin: Bin the pulse must land in.
+ * @want_hit: Whether it must count as a hit (else as an intercept).
+ */
+struct teo_account_case {
+	const char *desc;
+	const struct teo_table *table;
+	struct teo_wakeup w;
+	int want_bin;
+	bool want_hit;
+};
+
+static const struct teo_account_case teo_account_cases[] = {
+	{
+		.desc = "x86: woke by the timer in C2's bin: hit in C2",
+		.table = &x86, .want_bin = 2, .want_hit = true,
+		.w = { .sleep_length_ns = MS(2), .residency_ns = MS(2),
+		       .exit_latency_ns = US(120) },
+	}, {
+		.desc = "x86: interrupt at 100 us, timer at 2 ms: intercept in C1",
+		.table = &x86, .want_bin = 1, .want_hit = false,
+		.w = { .sleep_length_ns = MS(2), .residency_ns = US(100),
+		       .exit_latency_ns = US(120) },
+	}, {
+		.desc = "x86: interrupt at 1 ms, timer at 5 ms: intercept in C2",
+		.table = &x86, .want_bin = 2, .want_hit = false,
+		.w = { .sleep_length_ns = MS(5), .residency_ns = MS(1),
+		       .exit_latency_ns = US(1034) },
+	}, {
+		.desc = "x86: half the exit latency is taken off: 370 -> C1",
+		.table = &x86, .want_bin = 1, .want_hit = false,
+		.w = { .sleep_length_ns = MS(5), .residency_ns = US(370),
+		       .exit_latency_ns = US(120) },
+	}, {
+		.desc = "x86: residency below exit latency is halved: 0.6 us -> POLL",
+		.table = &x86, .want_bin = 0, .want_hit = false,
+		.w = { .sleep_length_ns = MS(5), .residency_ns = 1500,
+		       .exit_latency_ns = US(1034) },
+	}, {
+		.desc = "x86: woke after the timer: hit in the timer's bin",
+		.table = &x86, .want_bin = 2, .want_hit = true,
+		.w = { .sleep_length_ns = US(500), .residency_ns = US(900),
+		       .exit_latency_ns = US(120) },
+	}, {
+		.desc = "x86: tick wakeup counts as a hit at the sleep length",
+		.table = &x86, .want_bin = 3, .want_hit = true,
+		.w = { .sleep_length_ns = MS(50), .residency_ns = US(700),
+		       .exit_latency_ns = US(120), .artificial = true },
+	}, {
+		.desc = "x86: polling time limit counts as a hit at the sleep length",
+		.table = &x86, .want_bin = 2, .want_hit = true,
+		.w = { .sleep_length_ns = US(800), .residency_ns = US(10),
+		       .artificial = true },
+	}, {
+		.desc = "arm2: tick wakeup, sleep length not asked: deepest bin",
+		.table = &arm2, .want_bin = 1, .want_hit = true,
+		.w = { .sleep_length_ns = KTIME_MAX, .residency_ns = MS(3),
+		       .exit_latency_ns = US(1), .artificial = true },
+	}, {
+		.desc = "arm2: HZ=100 tick wakeup before a 9 ms timer: hit in cpu-off",
+		.table = &arm2, .want_bin = 1, .want_hit = true,
+		.w = { .sleep_length_ns = MS(9), .residency_ns = MS(2),
+		       .exit_latency_ns = US(1), .artificial = true },
+	}, {
+		.desc = "arm3: sleep length not asked, early wakeup: intercept",
+		.table = &arm3, .want_bin = 0, .want_hit = false,
+		.w = { .sleep_length_ns = KTIME_MAX, .residency_ns = US(20),
+		       .exit_latency_ns = US(1) },
+	}, {
+		.desc = "arm3: sleep length not asked, long idle: hit in the deepest",
+		.table = &arm3, .want_bin = 2, .want_hit = true,
+		.w = { .sleep_length_ns = KTIME_MAX, .residency_ns = MS(30),
+		       .exit_latency_ns = US(1) },
+	}, {
+		.desc = "armeq: 3 ms lands in the deeper twin's bin",
+		.table = &armeq, .want_bin = 2, .want_hit = true,
+		.w = { .sleep_length_ns = MS(3), .residency_ns = MS(3),
+		       .exit_latency_ns = US(1) },
+	}, {
+		.desc = "armeq: interrupt at 2.6 ms, timer at 1 s: no deeper bin",
+		.table = &armeq, .want_bin = 2, .want_hit = true,
+		.w = { .sleep_length_ns = MS(1000), .residency_ns = US(2600),
+		       .exit_latency_ns = US(1) },
+	}, {
+		.desc = "power: interrupt at 100 us, timer at 1 ms: intercept",
+		.table = &power, .want_bin = 0, .want_hit = false,
+		.w = { .sleep_length_ns = MS(1), .residency_ns = US(100),
+		       .exit_latency_ns = 0 },
+	},
+};
+
+static void teo_account_desc(const struct teo_account_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", c->desc);
+}
+
+KUNIT_ARRAY_PARAM(teo_account, teo_account_cases, teo_account_desc);
+
+static void teo_test_account(struct kunit *test)
+{
+	const struct teo_account_case *c = test->param_value;
+	struct teo_metrics m = {};
+	struct teo_input in;
+	int i;
+
+	teo_make_input(&in, c->table, 0, NO_LIMIT, 1000, false);
+	teo_account(&in, &m, &c->w);
+
+	for (i = 0; i < CPUIDLE_STATE_MAX; i++) {
+		unsigned int hits = i == c->want_bin && c->want_hit ? TEO_PULSE : 0;
+		unsigned int icpt = i == c->want_bin && !c->want_hit ? TEO_PULSE : 0;
+
+		KUNIT_EXPECT_EQ_MSG(test, m.bins[i].hits, hits, "hits of bin %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, m.bins[i].intercepts, icpt,
+				    "intercepts of bin %d", i);
+	}
+}
+
+static void teo_test_decay(struct kunit *test)
+{
+	struct teo_metrics m = {};
+	struct teo_wakeup w = {
+		.sleep_length_ns = MS(100), .residency_ns = MS(100),
+	};
+	struct teo_input in;
+	int i;
+
+	teo_make_input(&in, &x86, 0, NO_LIMIT, 1000, false);
+	m.bins[0].hits = 5;
+	m.bins[1].intercepts = 7;
+	m.bins[2].hits = SATURATED;
+	m.bins[2].intercepts = 1;
+
+	teo_account(&in, &m, &w);
+	KUNIT_EXPECT_EQ(test, m.bins[2].hits, SATURATED - SATURATED / 8);
+	KUNIT_EXPECT_EQ(test, m.bins[3].hits, TEO_PULSE);
+	KUNIT_EXPECT_EQ(test, m.bins[2].intercepts, 0);
+
+	/* Values below the decay step must still reach zero. */
+	for (i = 0; i < 7; i++)
+		teo_account(&in, &m, &w);
+	KUNIT_EXPECT_EQ(test, m.bins[0].hits, 0);
+	KUNIT_EXPECT_EQ(test, m.bins[1].intercepts, 0);
+
+	/*
+	 * A steady stream of hits settles within one decay step of the
+	 * saturation value, and everything else decays to zero.
+	 */
+	for (i = 0; i < 200; i++)
+		teo_account(&in, &m, &w);
+	KUNIT_EXPECT_EQ(test, m.bins[2].hits, 0);
+	KUNIT_EXPECT_LE(test, m.bins[3].hits, SATURATED);
+	KUNIT_EXPECT_GT(test, m.bins[3].hits, SATURATED - (1 << TEO_DECAY_SHIFT));
+}
+
+static void teo_test_account_stays_in_table(struct kunit *test)
+{
+	struct teo_metrics m = {};
+	struct teo_wakeup w = {
+		.sleep_length_ns = KTIME_MAX, .residency_ns = U64_MAX,
+		.exit_latency_ns = -1, .artificial = false,
+	};
+	struct teo_input in;
+	int i;
+
+	teo_make_input(&in, &arm2, 0, NO_LIMIT, 100, false);
+	for (i = 0; i < CPUIDLE_STATE_MAX; i++)
+		m.bins[i].hits = 8;
+	teo_account(&in, &m, &w);
+
+	KUNIT_EXPECT_EQ(test, m.bins[1].hits, 7 + TEO_PULSE);
+	for (i = 2; i < CPUIDLE_STATE_MAX; i++)
+		KUNIT_EXPECT_EQ_MSG(test, m.bins[i].hits, 8,
+				    "bin %d beyond the table was touched", i);
+}
+
+/* ---- Histories --------------------------------------------------------- */
+
+/**
+ * struct teo_history_case - A simulated CPU replayed over many wakeups.
+ * @desc: What the history shows.
+ * @table: State table.
+ * @hz: HZ, or 0 to run at every HZ in teo_hz[].
+ * @timer_period_ns: Timers fire at every multiple of this.
+ * @irq_after_ns: A non-timer wakeup comes this long into every idle
+ *	period (0: none).
+ * @busy_ns: Time the CPU runs between idle periods.
+ * @start_intercepts_bin0: Start with bin 0's intercepts saturated, as a CPU
+ *	locked in its shallowest state would have them.
+ * @within: The CPU must settle within this many wakeups.
+ * @settled_idx: The state it settles in (-1: the deepest that fits the
+ *	sleep length, with the tick stopped whenever the timer is after the
+ *	next tick).
+ * @settled_stop_tick: The tick decision it settles on (with @settled_idx
+ *	not -1).
+ * @settled_asked: Whether it asks for the sleep length once settled (with
+ *	@settled_idx not -1; a state kept with the tick must then also fit
+ *	before the next tick).
+ */
+struct teo_history_case {
+	const char *desc;
+	const struct teo_table *table;
+	unsigned int hz;
+	s64 timer_period_ns;
+	s64 irq_after_ns;
+	s64 busy_ns;
+	bool start_intercepts_bin0;
+	int within;
+	int settled_idx;
+	bool settled_stop_tick;
+	bool settled_asked;
+};
+
+static const struct teo_history_case teo_history_cases[] = {
+	{
+		.desc = "tick-dominated idle CPU leaves WFI, 9 ms timers",
+		.table = &arm2, .hz = 100, .timer_period_ns = MS(9),
+		.busy_ns = US(20), .start_intercepts_bin0 = true,
+		.within = 12, .settled_idx = -1,
+	}, {
+		.desc = "tick-dominated idle CPU leaves WFI, 9 ms timers",
+		.table = &arm3, .hz = 100, .timer_period_ns = MS(9),
+		.busy_ns = US(20), .start_intercepts_bin0 = true,
+		.within = 12, .settled_idx = -1,
+	}, {
+		.desc = "tick-dominated idle CPU leaves WFI, far timer",
+		.table = &arm2, .timer_period_ns = MS(1000),
+		.busy_ns = US(20), .start_intercepts_bin0 = true,
+		.within = 12, .settled_idx = -1,
+	}, {
+		.desc = "tick-dominated idle CPU leaves WFI, far timer",
+		.table = &arm3, .timer_period_ns = MS(1000),
+		.busy_ns = US(20), .start_intercepts_bin0 = true,
+		.within = 12, .settled_idx = -1,
+	}, {
+		.desc = "tick-dominated idle CPU leaves polling, far timer",
+		.table = &x86, .timer_period_ns = MS(1000),
+		.busy_ns = US(20), .start_intercepts_bin0 = true,
+		.within = 12, .settled_idx = -1,
+	}, {
+		.desc = "periodic 2 ms timer: C2 every time",
+		.table = &x86, .hz = 1000, .timer_period_ns = MS(2),
+		.busy_ns = US(100),
+		.within = 3, .settled_idx = -1,
+	}, {
+		.desc = "interrupts every 40 us learned: C1, tick kept, no query",
+		.table = &x86, .timer_period_ns = MS(1000), .irq_after_ns = US(40),
+		.busy_ns = US(5),
+		.within = 12, .settled_idx = 1, .settled_stop_tick = false,
+	}, {
+		.desc = "interrupts every 1.4 ms learned: cpu-sleep, tick kept",
+		.table = &arm3, .timer_period_ns = MS(1000), .irq_after_ns = US(1400),
+		.busy_ns = US(5),
+		.within = 12, .settled_idx = 1, .settled_stop_tick = false,
+		.settled_asked = true,
+	}, {
+		.desc = "periodic 3 ms timer never uses the empty twin bin",
+		.table = &armeq, .hz = 100, .timer_period_ns = MS(3),
+		.busy_ns = US(100),
+		.within = 3, .settled_idx = -1,
+	},
+};
+
+/**
+ * struct teo_history_param - A history at one HZ.
+ * @c: The history.
+ * @hz: The HZ to run it at.
+ */
+struct teo_history_param {
+	const struct teo_history_case *c;
+	unsigned int hz;
+};
+
+static struct teo_history_param
+teo_history_params[ARRAY_SIZE(teo_history_cases) * ARRAY_SIZE(teo_hz)];
+static int teo_history_nparams;
+
+static const void *teo_history_gen_params(const void *prev, char *desc)
+{
+	const struct teo_history_param *p;
+	int i, h;
+
+	if (!prev) {
+		teo_history_nparams = 0;
+		for (i = 0; i < ARRAY_SIZE(teo_history_cases); i++) {
+			const struct teo_history_case *c = &teo_history_cases[i];
+
+			for (h = 0; h < ARRAY_SIZE(teo_hz); h++) {
+				if (c->hz && c->hz != teo_hz[h])
+					continue;
+				teo_history_params[teo_history_nparams].c = c;
+				teo_history_params[teo_history_nparams].hz = teo_hz[h];
+				teo_history_nparams++;
+			}
+		}
+		p = teo_history_params;
+	} else {
+		p = (const struct teo_history_param *)prev + 1;
+		if (p >= teo_history_params + teo_history_nparams)
+			return NULL;
+	}
+
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s: %s @HZ=%u",
+		 p->c->table->name, p->c->desc, p->hz);
+	return p;
+}
+
+/* Time from @now to the next multiple of @period (a whole period if on one). */
+static s64 teo_until_next(u64 now, s64 period)
+{
+	u64 rem;
+
+	div64_u64_rem(now, period, &rem);
+	return period - rem;
+}
+
+/* The deepest usable state whose target residency fits @duration_ns. */
+static int teo_best_fit(const struct teo_input *in, s64 duration_ns)
+{
+	int i;
+
+	for (i = in->state_count - 1; i > 0; i--) {
+		if (in->states[i].target_residency_ns <= duration_ns)
+			return i;
+	}
+	return 0;
+}
+
+#define TEO_HISTORY_WAKEUPS	200
+
+static void teo_test_history(struct kunit *test)
+{
+	const struct teo_history_param *p = test->param_value;
+	const struct teo_history_case *c = p->c;
+	s64 tick_ns = teo_tick_ns(p->hz);
+	struct teo_metrics m = {};
+	struct teo_input in;
+	int k, settled_at = -1;
+	u64 now = 0;
+
+	teo_make_input(&in, c->table, 0, NO_LIMIT, p->hz, false);
+	if (c->start_intercepts_bin0)
+		m.bins[0].intercepts = SATURATED;
+
+	for (k = 0; k < TEO_HISTORY_WAKEUPS; k++) {
+		s64 sleep_ns = teo_until_next(now, c->timer_period_ns);
+		s64 delta_ns = teo_until_next(now, tick_ns);
+		s64 wake_ns = sleep_ns;
+		struct teo_decision d;
+		struct teo_wakeup w;
+		bool asked, tick_woke = false, as_expected;
+		int want_idx = c->settled_idx;
+		bool want_stop = c->settled_stop_tick;
+		bool want_asked = c->settled_asked;
+
+		asked = teo_decide(&in, &m, sleep_ns, delta_ns, &d);
+		teo_check_invariants(test, &in, &d, c->desc);
+
+		if (want_idx < 0) {
+			want_idx = teo_best_fit(&in, sleep_ns);
+			want_stop = sleep_ns > delta_ns;
+			want_asked = true;
+		} else if (want_asked && !want_stop) {
+			want_idx = min(want_idx, teo_best_fit(&in, delta_ns));
+		}
+		as_expected = d.idx == want_idx && d.stop_tick == want_stop &&
+			      asked == want_asked;
+
+		if (settled_at < 0 && as_expected)
+			settled_at = k;
+		else if (settled_at >= 0)
+			KUNIT_EXPECT_TRUE_MSG(test, as_expected,
+					      "wakeup %d (settled at %d): state %d tick %s asked %d, want %d %s %d",
+					      k, settled_at, d.idx,
+					      d.stop_tick ? "stopped" : "kept", asked,
+					      want_idx, want_stop ? "stopped" : "kept",
+					      want_asked);
+
+		if (c->irq_after_ns)
+			wake_ns = min(wake_ns, c->irq_after_ns);
+		if (!d.stop_tick && delta_ns < wake_ns) {
+			wake_ns = delta_ns;
+			tick_woke = true;
+		}
+
+		w = (struct teo_wakeup) {
+			.sleep_length_ns = asked ? sleep_ns : KTIME_MAX,
+			.residency_ns = wake_ns,
+			.exit_latency_ns = in.states[d.idx].exit_latency_ns,
+			.artificial = tick_woke,
+		};
+		teo_account(&in, &m, &w);
+		now += wake_ns + c->busy_ns;
+	}
+
+	KUNIT_EXPECT_GE_MSG(test, settled_at, 0, "never settled");
+	KUNIT_EXPECT_LE_MSG(test, settled_at, c->within,
+			    "settled after %d wakeups", settled_at);
+}
+
+static struct kunit_case teo_test_cases[] = {
+	KUNIT_CASE_PARAM(teo_test_select, teo_select_gen_params),
+	KUNIT_CASE_PARAM(teo_test_account, teo_account_gen_params),
+	KUNIT_CASE(teo_test_decay),
+	KUNIT_CASE(teo_test_account_stays_in_table),
+	KUNIT_CASE_PARAM(teo_test_history, teo_history_gen_params),
+	{}
+};
+
+static struct kunit_suite teo_test_suite = {
+	.name = "cpuidle_teo",
+	.test_cases = teo_test_cases,
+};
+
+kunit_test_suite(teo_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the TEO cpuidle governor");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
