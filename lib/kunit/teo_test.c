@@ -36,10 +36,9 @@
 #define NO_LIMIT	S64_MAX
 #define SATURATED	(TEO_PULSE << TEO_DECAY_SHIFT)
 
+/* The core reads only the _ns fields, the flags (and the name, in messages). */
 #define STATE(_name, _lat_us, _res_us, _flags) {			\
 	.name = _name,							\
-	.exit_latency = _lat_us,					\
-	.target_residency = _res_us,					\
 	.exit_latency_ns = US(_lat_us),					\
 	.target_residency_ns = US(_res_us),				\
 	.flags = _flags,						\
@@ -280,11 +279,23 @@ static const struct teo_select_case teo_select_cases[] = {
 		.hits = { [3] = 6000 }, .intercepts = { [1] = 2000 },
 		.want_idx = 3, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.desc = "intercept median picks the middle state",
-		.table = &x86, .latency_req_ns = NO_LIMIT,
+		.desc = "intercept median picks the middle state, tick kept",
+		.table = &x86, .latency_req_ns = NO_LIMIT, .hz = 100,
 		.sleep_ns = MS(100),
 		.hits = { [3] = 1000 }, .intercepts = { [1] = 1000, [2] = 4000 },
 		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+	}, {
+		.desc = "intercept median picks the middle state, tick kept",
+		.table = &x86, .latency_req_ns = NO_LIMIT, .hz = 250,
+		.sleep_ns = MS(100),
+		.hits = { [3] = 1000 }, .intercepts = { [1] = 1000, [2] = 4000 },
+		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+	}, {
+		.desc = "intercept median picks the middle state, past the tick: stopped",
+		.table = &x86, .latency_req_ns = NO_LIMIT, .hz = 1000,
+		.sleep_ns = MS(100),
+		.hits = { [3] = 1000 }, .intercepts = { [1] = 1000, [2] = 4000 },
+		.want_idx = 2, .want_stop_tick = true, .want_asked = true,
 	}, {
 		.desc = "polling state 0 and short candidate: no query",
 		.table = &x86, .disabled = 0xc, .latency_req_ns = NO_LIMIT,
@@ -351,6 +362,18 @@ static const struct teo_select_case teo_select_cases[] = {
 		.sleep_ns = MS(50), .delta_tick_ns = MS(5),
 		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
 		.want_idx = 1, .want_stop_tick = false, .want_asked = true,
+	}, {
+		.desc = "intercepts past the tick period: stop the tick, not demote",
+		.table = &arm3, .latency_req_ns = NO_LIMIT, .hz = 1000,
+		.sleep_ns = MS(50), .delta_tick_ns = US(500),
+		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
+		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
+	}, {
+		.desc = "intercepts past the tick period, state fits: tick stopped",
+		.table = &arm3, .latency_req_ns = NO_LIMIT, .hz = 1000,
+		.sleep_ns = MS(50), .delta_tick_ns = US(950),
+		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
+		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
 	}, {
 		.desc = "timer before the next tick: tick kept, state fits",
 		.table = &arm3, .latency_req_ns = NO_LIMIT, .hz = 250,
@@ -735,8 +758,20 @@ static const struct teo_history_case teo_history_cases[] = {
 	}, {
 		.desc = "interrupts every 1.4 ms learned: cpu-sleep, tick kept",
 		.table = &arm3, .timer_period_ns = MS(1000), .irq_after_ns = US(1400),
-		.busy_ns = US(5),
+		.busy_ns = US(5), .hz = 100,
 		.within = 12, .settled_idx = 1, .settled_stop_tick = false,
+		.settled_asked = true,
+	}, {
+		.desc = "interrupts every 1.4 ms learned: cpu-sleep, tick kept",
+		.table = &arm3, .timer_period_ns = MS(1000), .irq_after_ns = US(1400),
+		.busy_ns = US(5), .hz = 250,
+		.within = 12, .settled_idx = 1, .settled_stop_tick = false,
+		.settled_asked = true,
+	}, {
+		.desc = "interrupts every 1.4 ms, past the tick: cpu-sleep, tick stopped",
+		.table = &arm3, .timer_period_ns = MS(1000), .irq_after_ns = US(1400),
+		.busy_ns = US(5), .hz = 1000,
+		.within = 12, .settled_idx = 1, .settled_stop_tick = true,
 		.settled_asked = true,
 	}, {
 		.desc = "periodic 3 ms timer never uses the empty twin bin",

@@ -69,7 +69,9 @@
  *    the governor takes the median early wakeup: walking down from the
  *    candidate, the first bin at which the intercepts seen so far exceed half
  *    of all early ones.  It then picks the deepest usable state whose target
- *    residency does not exceed that bin's lower edge.  Bins of states that
+ *    residency does not exceed that bin's lower edge or, if there is none
+ *    (the states below are disabled or over the latency limit), the
+ *    shallowest usable state above that bin.  Bins of states that
  *    share their target residency with a deeper state are empty by
  *    construction, and "deepest state that fits" always prefers the deeper of
  *    such twins, so an empty bin never attracts the choice.  If the tick is
@@ -78,7 +80,9 @@
  *
  * 3. The sleep length is asked for only if it can change the answer.  It
  *    cannot when early wakeups dominated and the chosen state is the
- *    shallowest usable one (the tick stays, nothing shallower exists), nor
+ *    shallowest usable one (nothing shallower exists, and the tick stays as
+ *    insurance: a CPU must not sit in its shallowest state until a far
+ *    timer because an expected wakeup did not come), nor
  *    when state 0 polls and the chosen state's target residency is below
  *    %RESIDENCY_THRESHOLD_NS (the tick stays; so short a state is worth no
  *    query).  This also skips the query whenever the latency limit leaves
@@ -87,14 +91,17 @@
  * 4. If the next timer comes before the chosen state's target residency, the
  *    deepest usable state that fits before the timer is taken instead.
  *
- * 5. The tick is stopped unless the chosen state polls, early wakeups
- *    dominated (the tick is cheap insurance for a short idle), or the timer
- *    comes before the next tick anyway.  The comparison is with the actual
- *    time left until the next tick (delta_tick), not with the tick period:
- *    a timer due after the next tick but within one period would otherwise
- *    leave the tick running to cut the idle period short.  When the tick is
- *    kept, the chosen state must pay off before the next tick, or the
- *    deepest usable state that does is taken.
+ * 5. The tick is kept if the chosen state polls, or if the timer comes
+ *    before the next tick anyway; the comparison is with the actual time
+ *    left until the next tick (delta_tick), not with the tick period, so a
+ *    timer due after the next tick but within one period does not leave the
+ *    tick running to cut the idle period short.  If early wakeups dominated
+ *    and most of them come within one tick period (the upper edge of the
+ *    median bin is not beyond it), the tick is kept too, as insurance
+ *    against a wakeup that does not come; if they come later, the tick would
+ *    only cut short the very idle periods they end.  In every other case the
+ *    tick is stopped.  When the tick is kept, the chosen state must pay off
+ *    before the next tick, or the deepest usable state that does is taken.
  *
  * Structure
  * =========
@@ -178,7 +185,10 @@ static int teo_deepest_fit(const struct teo_input *in, int cap,
 	return -1;
 }
 
-/* The shallowest usable state in [@from, @cap], or @cap if there is none. */
+/*
+ * The shallowest usable state in [@from, @cap) whose target residency is at
+ * least @floor_ns, or @cap if there is none.
+ */
 static int teo_shallowest_from(const struct teo_input *in, int from, int cap,
 			       s64 floor_ns)
 {
@@ -214,11 +224,13 @@ static int teo_bin_of(const struct teo_input *in, s64 duration_ns)
 }
 
 /*
- * Step 2: pick a state for the median early wakeup.  Returns @cand if early
- * wakeups do not dominate or no usable state suits them.
+ * Step 2: pick a state for the median early wakeup and set @bound_ns to the
+ * upper edge of its bin.  Returns @cand if early wakeups do not dominate or
+ * no usable state suits them.
  */
 static int teo_intercept_choice(const struct teo_input *in,
-				const struct teo_metrics *m, int cand)
+				const struct teo_metrics *m, int cand,
+				s64 *bound_ns)
 {
 	unsigned int early = 0, rest = 0, seen = 0;
 	s64 floor_ns = in->tick_stopped ? in->tick_period_ns : S64_MIN;
@@ -239,6 +251,7 @@ static int teo_intercept_choice(const struct teo_input *in,
 			break;
 	}
 
+	*bound_ns = teo_residency(in, i + 1);
 	idx = teo_deepest_fit(in, cand - 1, teo_residency(in, i), floor_ns);
 	if (idx < 0)
 		idx = teo_shallowest_from(in, i + 1, cand, floor_ns);
@@ -264,6 +277,7 @@ TEO_VISIBLE void teo_decide_early(const struct teo_input *in,
 
 	d->need_sleep_length = false;
 	d->intercepted = false;
+	d->intercept_bound_ns = KTIME_MAX;
 	d->stop_tick = false;
 
 	for (i = 0; i < teo_count(in); i++) {
@@ -289,7 +303,7 @@ TEO_VISIBLE void teo_decide_early(const struct teo_input *in,
 		return;
 	}
 
-	d->idx = teo_intercept_choice(in, m, cand);
+	d->idx = teo_intercept_choice(in, m, cand, &d->intercept_bound_ns);
 	d->intercepted = d->idx < cand;
 
 	if (d->intercepted && d->idx == shallowest)
@@ -301,6 +315,10 @@ TEO_VISIBLE void teo_decide_early(const struct teo_input *in,
 
 	d->need_sleep_length = true;
 }
+
+#if IS_ENABLED(CONFIG_CPU_IDLE_GOV_TEO_KUNIT_TEST)
+EXPORT_SYMBOL_IF_KUNIT(teo_decide_early);
+#endif
 
 /**
  * teo_decide_late - Complete a selection once the sleep length is known.
@@ -324,8 +342,15 @@ TEO_VISIBLE void teo_decide_late(const struct teo_input *in,
 			idx = teo_shallowest_usable(in, d->idx);
 	}
 
-	keep_tick = d->intercepted || teo_polls(in, idx) ||
-		    (!in->tick_stopped && sleep_length_ns <= delta_tick_ns);
+	/*
+	 * With early wakeups dominating, the tick is insurance against a wakeup
+	 * that does not come, but only if they come within a tick period:
+	 * otherwise the tick would cut short the very idle periods they end.
+	 */
+	keep_tick = teo_polls(in, idx) ||
+		    (!in->tick_stopped && sleep_length_ns <= delta_tick_ns) ||
+		    (d->intercepted &&
+		     d->intercept_bound_ns <= in->tick_period_ns);
 
 	if (keep_tick && !in->tick_stopped &&
 	    teo_residency(in, idx) > delta_tick_ns) {
@@ -338,6 +363,10 @@ TEO_VISIBLE void teo_decide_late(const struct teo_input *in,
 	d->stop_tick = !keep_tick;
 	d->need_sleep_length = false;
 }
+
+#if IS_ENABLED(CONFIG_CPU_IDLE_GOV_TEO_KUNIT_TEST)
+EXPORT_SYMBOL_IF_KUNIT(teo_decide_late);
+#endif
 
 static void teo_decay(unsigned int *metric)
 {
@@ -382,6 +411,10 @@ TEO_VISIBLE void teo_account(const struct teo_input *in,
 		m->bins[idle_bin].intercepts += TEO_PULSE;
 }
 
+#if IS_ENABLED(CONFIG_CPU_IDLE_GOV_TEO_KUNIT_TEST)
+EXPORT_SYMBOL_IF_KUNIT(teo_account);
+#endif
+
 static void teo_gather(struct cpuidle_driver *drv, struct cpuidle_device *dev,
 		       struct teo_input *in)
 {
@@ -410,6 +443,8 @@ static void teo_gather(struct cpuidle_driver *drv, struct cpuidle_device *dev,
  *
  * Accounts for the previous idle period, then runs the decision core,
  * querying the sleep length only if the core asks for it.
+ *
+ * Return: index of the idle state to enter.
  */
 static int teo_select(struct cpuidle_driver *drv, struct cpuidle_device *dev,
 		      bool *stop_tick)
@@ -493,9 +528,3 @@ static int __init teo_governor_init(void)
 }
 
 postcore_initcall(teo_governor_init);
-
-#if IS_ENABLED(CONFIG_CPU_IDLE_GOV_TEO_KUNIT_TEST)
-EXPORT_SYMBOL_IF_KUNIT(teo_decide_early);
-EXPORT_SYMBOL_IF_KUNIT(teo_decide_late);
-EXPORT_SYMBOL_IF_KUNIT(teo_account);
-#endif

@@ -71,12 +71,15 @@ struct teo_input {
  *	change the answer: the caller must query it and run the late phase.
  * @intercepted: The early phase chose a state shallower than the deepest
  *	usable one because non-timer wakeups dominate recent history.
+ * @intercept_bound_ns: With @intercepted, the time by which most early
+ *	wakeups came: the upper edge of the median early wakeup's bin.
  */
 struct teo_decision {
 	int idx;
 	bool stop_tick;
 	bool need_sleep_length;
 	bool intercepted;
+	s64 intercept_bound_ns;
 };
 
 /**
@@ -105,7 +108,7 @@ void teo_decide_late(const struct teo_input *in, s64 sleep_length_ns,
 void teo_account(const struct teo_input *in, struct teo_metrics *m,
 		 const struct teo_wakeup *w);
 #else
-#define TEO_VISIBLE static
+#define TEO_VISIBLE		static
 #endif
 
 #endif /* __CPUIDLE_GOV_TEO_H */
