@@ -92,6 +92,16 @@ static const struct teo_table armeq = {
 	},
 };
 
+/* Arm with equal target residencies below a deeper state. */
+static const struct teo_table armeq4 = {
+	.name = "armeq4", .count = 4, .states = {
+		STATE("WFI", 1, 1, 0),
+		STATE("cpu-sleep", 150, 2580, 0),
+		STATE("cluster-sleep", 600, 2580, 0),
+		STATE("system-sleep", 2000, 10000, 0),
+	},
+};
+
 /* POWER-like snooze and CEDE. */
 static const struct teo_table power = {
 	.name = "power", .count = 2, .states = {
@@ -262,6 +272,11 @@ static const struct teo_select_case teo_select_cases[] = {
 		.sleep_ns = US(50),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
 	}, {
+		.desc = "polling state for an early timer: tick kept past the tick",
+		.table = &power, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = US(50), .delta_tick_ns = US(20),
+		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
+	}, {
 		.desc = "POWER far timer: CEDE, tick stopped",
 		.table = &power, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100), .delta_tick_pct = 30,
@@ -409,6 +424,17 @@ static const struct teo_select_case teo_select_cases[] = {
 		.table = &armeq, .disabled = 0x4, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100), .delta_tick_pct = 50,
 		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
+	}, {
+		.desc = "equal target residencies: intercepts take the deeper twin",
+		.table = &armeq4, .latency_req_ns = NO_LIMIT, .hz = 100,
+		.sleep_ns = MS(50),
+		.hits = { [3] = 1000 }, .intercepts = { [2] = 8000 },
+		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+	}, {
+		.desc = "equal target residencies: an early timer takes the deeper twin",
+		.table = &armeq4, .latency_req_ns = NO_LIMIT, .hz = 100,
+		.sleep_ns = MS(5),
+		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
 	}, {
 		.desc = "equal target residencies: early wakeups skip the empty bin",
 		.table = &armeq, .latency_req_ns = NO_LIMIT,
