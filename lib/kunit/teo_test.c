@@ -23,11 +23,13 @@
  */
 
 #include <kunit/test.h>
+#include <linux/container_of.h>
 #include <linux/cpuidle.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/module.h>
+#include <linux/stddef.h>
 
 #include "../../drivers/cpuidle/governors/teo.h"
 
@@ -196,15 +198,73 @@ static bool teo_decide(const struct teo_input *in, const struct teo_metrics *m,
 	return asked;
 }
 
+/**
+ * struct teo_row - What every selection row and history has first.
+ * @desc: What the row shows.
+ * @table: State table.
+ * @hz: HZ of the row, or 0 to run it at every HZ in teo_hz[].
+ */
+struct teo_row {
+	const char *desc;
+	const struct teo_table *table;
+	unsigned int hz;
+};
+
+/**
+ * struct teo_param - A row at one HZ: the parameter of a test case.
+ * @row: The row.
+ * @hz: The HZ to run it at.
+ */
+struct teo_param {
+	const struct teo_row *row;
+	unsigned int hz;
+};
+
+/*
+ * Expand @nrows rows of @size bytes, each starting with a struct teo_row,
+ * into one parameter per row and HZ it runs at, in @params (room for
+ * @nrows * ARRAY_SIZE(teo_hz)); then walk them as a KUnit generator.
+ */
+static const void *teo_gen_params(const void *prev, char *desc,
+				  const void *rows, size_t nrows, size_t size,
+				  struct teo_param *params, int *nparams)
+{
+	const struct teo_param *p;
+	int i, h;
+
+	if (!prev) {
+		*nparams = 0;
+		for (i = 0; i < nrows; i++) {
+			const struct teo_row *row =
+				(const void *)((const char *)rows + i * size);
+
+			for (h = 0; h < ARRAY_SIZE(teo_hz); h++) {
+				if (row->hz && row->hz != teo_hz[h])
+					continue;
+				params[*nparams].row = row;
+				params[*nparams].hz = teo_hz[h];
+				(*nparams)++;
+			}
+		}
+		p = params;
+	} else {
+		p = (const struct teo_param *)prev + 1;
+	}
+	if (p >= params + *nparams)
+		return NULL;
+
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s: %s @HZ=%u",
+		 p->row->table->name, p->row->desc, p->hz);
+	return p;
+}
+
 /* ---- Selection rows ---------------------------------------------------- */
 
 /**
  * struct teo_select_case - One selection scenario.
- * @desc: What the row shows.
- * @table: State table.
+ * @row: Description, state table and HZ.
  * @disabled: Disabled states (bit mask).
  * @latency_req_ns: Latency limit (NO_LIMIT if none).
- * @hz: HZ of the row, or 0 to run at every HZ in teo_hz[].
  * @tick_stopped: The tick is already stopped.
  * @sleep_ns: Sleep length, if @sleep_tick_pct is 0.
  * @sleep_tick_pct: Sleep length as a percentage of the tick period.
@@ -218,11 +278,9 @@ static bool teo_decide(const struct teo_input *in, const struct teo_metrics *m,
  * @want_asked: Whether the sleep length must have been asked for.
  */
 struct teo_select_case {
-	const char *desc;
-	const struct teo_table *table;
+	struct teo_row row;
 	u32 disabled;
 	s64 latency_req_ns;
-	unsigned int hz;
 	bool tick_stopped;
 	s64 sleep_ns;
 	unsigned int sleep_tick_pct;
@@ -237,255 +295,226 @@ struct teo_select_case {
 
 static const struct teo_select_case teo_select_cases[] = {
 	{
-		.desc = "one non-polling state: use it, stop the tick, no query",
-		.table = &wfi_only, .latency_req_ns = NO_LIMIT,
+		.row.desc = "one non-polling state: use it, stop the tick, no query",
+		.row.table = &wfi_only, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = US(50),
 		.want_idx = 0, .want_stop_tick = true, .want_asked = false,
 	}, {
-		.desc = "one polling state: use it, keep the tick",
-		.table = &poll_only, .latency_req_ns = NO_LIMIT,
+		.row.desc = "one polling state: use it, keep the tick",
+		.row.table = &poll_only, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
 	}, {
-		.desc = "all states disabled: state 0, tick kept",
-		.table = &x86, .disabled = 0xf, .latency_req_ns = NO_LIMIT,
+		.row.desc = "all states disabled: state 0, tick kept",
+		.row.table = &x86, .disabled = 0xf, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
 	}, {
-		.desc = "only C2 enabled: use it without a query",
-		.table = &x86, .disabled = 0xb, .latency_req_ns = NO_LIMIT,
+		.row.desc = "only C2 enabled: use it without a query",
+		.row.table = &x86, .disabled = 0xb, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = US(10),
 		.want_idx = 2, .want_stop_tick = true, .want_asked = false,
 	}, {
-		.desc = "no history, far timer: deepest state, tick stopped",
-		.table = &x86, .latency_req_ns = NO_LIMIT,
+		.row.desc = "no history, far timer: deepest state, tick stopped",
+		.row.table = &x86, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100), .delta_tick_pct = 50,
 		.want_idx = 3, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.desc = "early timer picks a shallower state",
-		.table = &x86, .latency_req_ns = NO_LIMIT,
+		.row.desc = "early timer picks a shallower state",
+		.row.table = &x86, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = US(500),
 		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
 	}, {
-		.desc = "timer before the first bin picks polling, tick kept",
-		.table = &power, .latency_req_ns = NO_LIMIT,
+		.row.desc = "timer before the first bin picks polling, tick kept",
+		.row.table = &power, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = US(50),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
 	}, {
-		.desc = "polling state for an early timer: tick kept past the tick",
-		.table = &power, .latency_req_ns = NO_LIMIT,
+		.row.desc = "polling state for an early timer: tick kept past the tick",
+		.row.table = &power, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = US(50), .delta_tick_ns = US(20),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
 	}, {
-		.desc = "POWER far timer: CEDE, tick stopped",
-		.table = &power, .latency_req_ns = NO_LIMIT,
+		.row.desc = "POWER far timer: CEDE, tick stopped",
+		.row.table = &power, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100), .delta_tick_pct = 30,
 		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.desc = "intercept majority at C1 picks C1, short: no query",
-		.table = &x86, .latency_req_ns = NO_LIMIT,
+		.row.desc = "intercept majority at C1 picks C1, short: no query",
+		.row.table = &x86, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100),
 		.hits = { [3] = 2000 }, .intercepts = { [1] = 6000 },
 		.want_idx = 1, .want_stop_tick = false, .want_asked = false,
 	}, {
-		.desc = "intercept minority keeps the deepest state",
-		.table = &x86, .latency_req_ns = NO_LIMIT,
+		.row.desc = "intercept minority keeps the deepest state",
+		.row.table = &x86, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100), .delta_tick_pct = 50,
 		.hits = { [3] = 6000 }, .intercepts = { [1] = 2000 },
 		.want_idx = 3, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.desc = "intercept median picks the middle state, tick kept",
-		.table = &x86, .latency_req_ns = NO_LIMIT, .hz = 100,
+		.row.desc = "intercept median picks the middle state, tick kept",
+		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 100,
 		.sleep_ns = MS(100),
 		.hits = { [3] = 1000 }, .intercepts = { [1] = 1000, [2] = 4000 },
 		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
 	}, {
-		.desc = "intercept median picks the middle state, tick kept",
-		.table = &x86, .latency_req_ns = NO_LIMIT, .hz = 250,
+		.row.desc = "intercept median picks the middle state, tick kept",
+		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 250,
 		.sleep_ns = MS(100),
 		.hits = { [3] = 1000 }, .intercepts = { [1] = 1000, [2] = 4000 },
 		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
 	}, {
-		.desc = "intercept median picks the middle state, past the tick: stopped",
-		.table = &x86, .latency_req_ns = NO_LIMIT, .hz = 1000,
+		.row.desc = "intercept median picks the middle state, past the tick: stopped",
+		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 1000,
 		.sleep_ns = MS(100),
 		.hits = { [3] = 1000 }, .intercepts = { [1] = 1000, [2] = 4000 },
 		.want_idx = 2, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.desc = "polling state 0 and short candidate: no query",
-		.table = &x86, .disabled = 0xc, .latency_req_ns = NO_LIMIT,
+		.row.desc = "polling state 0 and short candidate: no query",
+		.row.table = &x86, .disabled = 0xc, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100),
 		.want_idx = 1, .want_stop_tick = false, .want_asked = false,
 	}, {
-		.desc = "latency limit caps the choice at C2",
-		.table = &x86, .latency_req_ns = US(200),
+		.row.desc = "latency limit caps the choice at C2",
+		.row.table = &x86, .latency_req_ns = US(200),
 		.sleep_ns = MS(100), .delta_tick_pct = 50,
 		.want_idx = 2, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.desc = "latency limit 0 with polling state 0: poll, no query",
-		.table = &x86, .latency_req_ns = 0,
+		.row.desc = "latency limit 0 with polling state 0: poll, no query",
+		.row.table = &x86, .latency_req_ns = 0,
 		.sleep_ns = MS(100),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
 	}, {
-		.desc = "latency limit 0, nothing fits: state 0, tick kept",
-		.table = &arm3, .latency_req_ns = 0,
+		.row.desc = "latency limit 0, nothing fits: state 0, tick kept",
+		.row.table = &arm3, .latency_req_ns = 0,
 		.sleep_ns = MS(100),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
 	}, {
-		.desc = "latency limit leaves WFI only: no query",
-		.table = &arm2, .latency_req_ns = US(100),
+		.row.desc = "latency limit leaves WFI only: no query",
+		.row.table = &arm2, .latency_req_ns = US(100),
 		.sleep_ns = MS(100),
 		.want_idx = 0, .want_stop_tick = true, .want_asked = false,
 	}, {
-		.desc = "tick running: intercepts in bin 0 pick WFI, no query",
-		.table = &arm3, .latency_req_ns = NO_LIMIT,
+		.row.desc = "tick running: intercepts in bin 0 pick WFI, no query",
+		.row.table = &arm3, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100),
 		.hits = { [2] = 1000 }, .intercepts = { [0] = 8000 },
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
 	}, {
-		.desc = "tick stopped: intercepts cannot pick states below the tick",
-		.table = &arm3, .latency_req_ns = NO_LIMIT, .tick_stopped = true,
+		.row.desc = "tick stopped: intercepts cannot pick states below the tick",
+		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .tick_stopped = true,
 		.sleep_ns = MS(100),
 		.hits = { [2] = 1000 }, .intercepts = { [0] = 8000 },
 		.want_idx = 2, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.desc = "tick stopped: an early timer still picks WFI",
-		.table = &arm3, .latency_req_ns = NO_LIMIT, .tick_stopped = true,
+		.row.desc = "tick stopped: an early timer still picks WFI",
+		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .tick_stopped = true,
 		.sleep_ns = US(500),
 		.want_idx = 0, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.desc = "state 0 disabled: intercepts pick the shallowest enabled",
-		.table = &arm3, .disabled = 0x1, .latency_req_ns = NO_LIMIT,
+		.row.desc = "state 0 disabled: intercepts pick the shallowest enabled",
+		.row.table = &arm3, .disabled = 0x1, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100),
 		.hits = { [2] = 1000 }, .intercepts = { [0] = 8000 },
 		.want_idx = 1, .want_stop_tick = false, .want_asked = false,
 	}, {
-		.desc = "intercepts pick cpu-sleep, an earlier timer picks WFI",
-		.table = &arm3, .latency_req_ns = NO_LIMIT,
+		.row.desc = "intercepts pick cpu-sleep, an earlier timer picks WFI",
+		.row.table = &arm3, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = US(300),
 		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
 		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
 	}, {
-		.desc = "intercepts keep the tick; state must fit before it",
-		.table = &arm3, .latency_req_ns = NO_LIMIT, .hz = 100,
+		.row.desc = "intercepts keep the tick; state must fit before it",
+		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .row.hz = 100,
 		.sleep_ns = MS(50), .delta_tick_ns = US(500),
 		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
 		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
 	}, {
-		.desc = "intercepts keep the tick; state fits before it",
-		.table = &arm3, .latency_req_ns = NO_LIMIT, .hz = 100,
+		.row.desc = "intercepts keep the tick; state fits before it",
+		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .row.hz = 100,
 		.sleep_ns = MS(50), .delta_tick_ns = MS(5),
 		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
 		.want_idx = 1, .want_stop_tick = false, .want_asked = true,
 	}, {
-		.desc = "intercepts past the tick period: stop the tick, not demote",
-		.table = &arm3, .latency_req_ns = NO_LIMIT, .hz = 1000,
+		.row.desc = "intercepts past the tick period: stop the tick, not demote",
+		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .row.hz = 1000,
 		.sleep_ns = MS(50), .delta_tick_ns = US(500),
 		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
 		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.desc = "intercepts past the tick period, state fits: tick stopped",
-		.table = &arm3, .latency_req_ns = NO_LIMIT, .hz = 1000,
+		.row.desc = "intercepts past the tick period, state fits: tick stopped",
+		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .row.hz = 1000,
 		.sleep_ns = MS(50), .delta_tick_ns = US(950),
 		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
 		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.desc = "timer before the next tick: tick kept, state fits",
-		.table = &arm3, .latency_req_ns = NO_LIMIT, .hz = 250,
+		.row.desc = "timer before the next tick: tick kept, state fits",
+		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .row.hz = 250,
 		.sleep_ns = MS(3), .delta_tick_ns = US(3500),
 		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
 	}, {
-		.desc = "timer after the next tick within a period: tick stopped",
-		.table = &x86, .latency_req_ns = NO_LIMIT, .hz = 1000,
+		.row.desc = "timer after the next tick within a period: tick stopped",
+		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 1000,
 		.sleep_tick_pct = 150, .delta_tick_pct = 40,
 		.want_idx = 2, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.desc = "timer after the next tick at HZ=250: C3, tick stopped",
-		.table = &x86, .latency_req_ns = NO_LIMIT, .hz = 250,
+		.row.desc = "timer after the next tick at HZ=250: C3, tick stopped",
+		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 250,
 		.sleep_tick_pct = 150, .delta_tick_pct = 40,
 		.want_idx = 3, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.desc = "HZ=100 Arm: timer 9 ms away, tick in 3 ms: cpu-off",
-		.table = &arm2, .latency_req_ns = NO_LIMIT, .hz = 100,
+		.row.desc = "HZ=100 Arm: timer 9 ms away, tick in 3 ms: cpu-off",
+		.row.table = &arm2, .latency_req_ns = NO_LIMIT, .row.hz = 100,
 		.sleep_tick_pct = 90, .delta_tick_pct = 30,
 		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.desc = "equal target residencies: the deeper twin is taken",
-		.table = &armeq, .latency_req_ns = NO_LIMIT, .hz = 100,
+		.row.desc = "equal target residencies: the deeper twin is taken",
+		.row.table = &armeq, .latency_req_ns = NO_LIMIT, .row.hz = 100,
 		.sleep_ns = US(2600),
 		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
 	}, {
-		.desc = "equal target residencies, deeper twin over the limit",
-		.table = &armeq, .latency_req_ns = US(300), .hz = 100,
+		.row.desc = "equal target residencies, deeper twin over the limit",
+		.row.table = &armeq, .latency_req_ns = US(300), .row.hz = 100,
 		.sleep_ns = US(2600),
 		.want_idx = 1, .want_stop_tick = false, .want_asked = true,
 	}, {
-		.desc = "equal target residencies, deeper twin disabled",
-		.table = &armeq, .disabled = 0x4, .latency_req_ns = NO_LIMIT,
+		.row.desc = "equal target residencies, deeper twin disabled",
+		.row.table = &armeq, .disabled = 0x4, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100), .delta_tick_pct = 50,
 		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.desc = "equal target residencies: intercepts take the deeper twin",
-		.table = &armeq4, .latency_req_ns = NO_LIMIT, .hz = 100,
+		.row.desc = "equal target residencies: intercepts take the deeper twin",
+		.row.table = &armeq4, .latency_req_ns = NO_LIMIT, .row.hz = 100,
 		.sleep_ns = MS(50),
 		.hits = { [3] = 1000 }, .intercepts = { [2] = 8000 },
 		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
 	}, {
-		.desc = "equal target residencies: an early timer takes the deeper twin",
-		.table = &armeq4, .latency_req_ns = NO_LIMIT, .hz = 100,
+		.row.desc = "equal target residencies: an early timer takes the deeper twin",
+		.row.table = &armeq4, .latency_req_ns = NO_LIMIT, .row.hz = 100,
 		.sleep_ns = MS(5),
 		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
 	}, {
-		.desc = "equal target residencies: early wakeups skip the empty bin",
-		.table = &armeq, .latency_req_ns = NO_LIMIT,
+		.row.desc = "equal target residencies: early wakeups skip the empty bin",
+		.row.table = &armeq, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100),
 		.hits = { [2] = 1000 }, .intercepts = { [0] = 4000 },
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
 	},
 };
 
-/**
- * struct teo_select_param - A selection row at one HZ.
- * @c: The row.
- * @hz: The HZ to run it at.
- */
-struct teo_select_param {
-	const struct teo_select_case *c;
-	unsigned int hz;
-};
+/* teo_gen_params() finds the row at the start of each case. */
+static_assert(offsetof(struct teo_select_case, row) == 0);
 
-static struct teo_select_param
+static struct teo_param
 teo_select_params[ARRAY_SIZE(teo_select_cases) * ARRAY_SIZE(teo_hz)];
 static int teo_select_nparams;
 
 static const void *teo_select_gen_params(const void *prev, char *desc)
 {
-	const struct teo_select_param *p;
-	int i, h;
-
-	if (!prev) {
-		teo_select_nparams = 0;
-		for (i = 0; i < ARRAY_SIZE(teo_select_cases); i++) {
-			const struct teo_select_case *c = &teo_select_cases[i];
-
-			for (h = 0; h < ARRAY_SIZE(teo_hz); h++) {
-				if (c->hz && c->hz != teo_hz[h])
-					continue;
-				teo_select_params[teo_select_nparams].c = c;
-				teo_select_params[teo_select_nparams].hz = teo_hz[h];
-				teo_select_nparams++;
-			}
-		}
-		p = teo_select_params;
-	} else {
-		p = (const struct teo_select_param *)prev + 1;
-		if (p >= teo_select_params + teo_select_nparams)
-			return NULL;
-	}
-
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s: %s @HZ=%u",
-		 p->c->table->name, p->c->desc, p->hz);
-	return p;
+	return teo_gen_params(prev, desc, teo_select_cases,
+			      ARRAY_SIZE(teo_select_cases),
+			      sizeof(teo_select_cases[0]), teo_select_params,
+			      &teo_select_nparams);
 }
 
 static s64 teo_pct_of_tick(unsigned int hz, unsigned int pct)
@@ -495,8 +524,9 @@ static s64 teo_pct_of_tick(unsigned int hz, unsigned int pct)
 
 static void teo_test_select(struct kunit *test)
 {
-	const struct teo_select_param *p = test->param_value;
-	const struct teo_select_case *c = p->c;
+	const struct teo_param *p = test->param_value;
+	const struct teo_select_case *c =
+		container_of(p->row, struct teo_select_case, row);
 	s64 sleep_ns = c->sleep_tick_pct ?
 		       teo_pct_of_tick(p->hz, c->sleep_tick_pct) : c->sleep_ns;
 	s64 delta_ns = c->delta_tick_ns;
@@ -511,7 +541,7 @@ static void teo_test_select(struct kunit *test)
 	else if (!delta_ns)
 		delta_ns = teo_tick_ns(p->hz);
 
-	teo_make_input(&in, c->table, c->disabled, c->latency_req_ns, p->hz,
+	teo_make_input(&in, c->row.table, c->disabled, c->latency_req_ns, p->hz,
 		       c->tick_stopped);
 	for (i = 0; i < CPUIDLE_STATE_MAX; i++) {
 		m.bins[i].hits = c->hits[i];
@@ -520,7 +550,7 @@ static void teo_test_select(struct kunit *test)
 
 	asked = teo_decide(&in, &m, sleep_ns, delta_ns, &d);
 
-	teo_check_invariants(test, &in, &d, c->desc);
+	teo_check_invariants(test, &in, &d, c->row.desc);
 	KUNIT_EXPECT_EQ_MSG(test, d.idx, c->want_idx, "state");
 	KUNIT_EXPECT_EQ_MSG(test, d.stop_tick, c->want_stop_tick, "stop_tick");
 	KUNIT_EXPECT_EQ_MSG(test, asked, c->want_asked, "sleep length asked");
@@ -712,9 +742,7 @@ static void teo_test_account_stays_in_table(struct kunit *test)
 
 /**
  * struct teo_history_case - A simulated CPU replayed over many wakeups.
- * @desc: What the history shows.
- * @table: State table.
- * @hz: HZ, or 0 to run at every HZ in teo_hz[].
+ * @row: Description, state table and HZ.
  * @timer_period_ns: Timers fire at every multiple of this.
  * @irq_after_ns: A non-timer wakeup comes this long into every idle
  *	period (0: none).
@@ -732,9 +760,7 @@ static void teo_test_account_stays_in_table(struct kunit *test)
  *	before the next tick).
  */
 struct teo_history_case {
-	const char *desc;
-	const struct teo_table *table;
-	unsigned int hz;
+	struct teo_row row;
 	s64 timer_period_ns;
 	s64 irq_after_ns;
 	s64 busy_ns;
@@ -747,108 +773,78 @@ struct teo_history_case {
 
 static const struct teo_history_case teo_history_cases[] = {
 	{
-		.desc = "tick-dominated idle CPU leaves WFI, 9 ms timers",
-		.table = &arm2, .hz = 100, .timer_period_ns = MS(9),
+		.row.desc = "tick-dominated idle CPU leaves WFI, 9 ms timers",
+		.row.table = &arm2, .row.hz = 100, .timer_period_ns = MS(9),
 		.busy_ns = US(20), .start_intercepts_bin0 = true,
 		.within = 12, .settled_idx = -1,
 	}, {
-		.desc = "tick-dominated idle CPU leaves WFI, 9 ms timers",
-		.table = &arm3, .hz = 100, .timer_period_ns = MS(9),
+		.row.desc = "tick-dominated idle CPU leaves WFI, 9 ms timers",
+		.row.table = &arm3, .row.hz = 100, .timer_period_ns = MS(9),
 		.busy_ns = US(20), .start_intercepts_bin0 = true,
 		.within = 12, .settled_idx = -1,
 	}, {
-		.desc = "tick-dominated idle CPU leaves WFI, far timer",
-		.table = &arm2, .timer_period_ns = MS(1000),
+		.row.desc = "tick-dominated idle CPU leaves WFI, far timer",
+		.row.table = &arm2, .timer_period_ns = MS(1000),
 		.busy_ns = US(20), .start_intercepts_bin0 = true,
 		.within = 12, .settled_idx = -1,
 	}, {
-		.desc = "tick-dominated idle CPU leaves WFI, far timer",
-		.table = &arm3, .timer_period_ns = MS(1000),
+		.row.desc = "tick-dominated idle CPU leaves WFI, far timer",
+		.row.table = &arm3, .timer_period_ns = MS(1000),
 		.busy_ns = US(20), .start_intercepts_bin0 = true,
 		.within = 12, .settled_idx = -1,
 	}, {
-		.desc = "tick-dominated idle CPU leaves polling, far timer",
-		.table = &x86, .timer_period_ns = MS(1000),
+		.row.desc = "tick-dominated idle CPU leaves polling, far timer",
+		.row.table = &x86, .timer_period_ns = MS(1000),
 		.busy_ns = US(20), .start_intercepts_bin0 = true,
 		.within = 12, .settled_idx = -1,
 	}, {
-		.desc = "periodic 2 ms timer: C2 every time",
-		.table = &x86, .hz = 1000, .timer_period_ns = MS(2),
+		.row.desc = "periodic 2 ms timer: C2 every time",
+		.row.table = &x86, .row.hz = 1000, .timer_period_ns = MS(2),
 		.busy_ns = US(100),
 		.within = 3, .settled_idx = -1,
 	}, {
-		.desc = "interrupts every 40 us learned: C1, tick kept, no query",
-		.table = &x86, .timer_period_ns = MS(1000), .irq_after_ns = US(40),
+		.row.desc = "interrupts every 40 us learned: C1, tick kept, no query",
+		.row.table = &x86, .timer_period_ns = MS(1000), .irq_after_ns = US(40),
 		.busy_ns = US(5),
 		.within = 12, .settled_idx = 1, .settled_stop_tick = false,
 	}, {
-		.desc = "interrupts every 1.4 ms learned: cpu-sleep, tick kept",
-		.table = &arm3, .timer_period_ns = MS(1000), .irq_after_ns = US(1400),
-		.busy_ns = US(5), .hz = 100,
+		.row.desc = "interrupts every 1.4 ms learned: cpu-sleep, tick kept",
+		.row.table = &arm3, .timer_period_ns = MS(1000), .irq_after_ns = US(1400),
+		.busy_ns = US(5), .row.hz = 100,
 		.within = 12, .settled_idx = 1, .settled_stop_tick = false,
 		.settled_asked = true,
 	}, {
-		.desc = "interrupts every 1.4 ms learned: cpu-sleep, tick kept",
-		.table = &arm3, .timer_period_ns = MS(1000), .irq_after_ns = US(1400),
-		.busy_ns = US(5), .hz = 250,
+		.row.desc = "interrupts every 1.4 ms learned: cpu-sleep, tick kept",
+		.row.table = &arm3, .timer_period_ns = MS(1000), .irq_after_ns = US(1400),
+		.busy_ns = US(5), .row.hz = 250,
 		.within = 12, .settled_idx = 1, .settled_stop_tick = false,
 		.settled_asked = true,
 	}, {
-		.desc = "interrupts every 1.4 ms, past the tick: cpu-sleep, tick stopped",
-		.table = &arm3, .timer_period_ns = MS(1000), .irq_after_ns = US(1400),
-		.busy_ns = US(5), .hz = 1000,
+		.row.desc = "interrupts every 1.4 ms, past the tick: cpu-sleep, tick stopped",
+		.row.table = &arm3, .timer_period_ns = MS(1000), .irq_after_ns = US(1400),
+		.busy_ns = US(5), .row.hz = 1000,
 		.within = 12, .settled_idx = 1, .settled_stop_tick = true,
 		.settled_asked = true,
 	}, {
-		.desc = "periodic 3 ms timer never uses the empty twin bin",
-		.table = &armeq, .hz = 100, .timer_period_ns = MS(3),
+		.row.desc = "periodic 3 ms timer never uses the empty twin bin",
+		.row.table = &armeq, .row.hz = 100, .timer_period_ns = MS(3),
 		.busy_ns = US(100),
 		.within = 3, .settled_idx = -1,
 	},
 };
 
-/**
- * struct teo_history_param - A history at one HZ.
- * @c: The history.
- * @hz: The HZ to run it at.
- */
-struct teo_history_param {
-	const struct teo_history_case *c;
-	unsigned int hz;
-};
+static_assert(offsetof(struct teo_history_case, row) == 0);
 
-static struct teo_history_param
+static struct teo_param
 teo_history_params[ARRAY_SIZE(teo_history_cases) * ARRAY_SIZE(teo_hz)];
 static int teo_history_nparams;
 
 static const void *teo_history_gen_params(const void *prev, char *desc)
 {
-	const struct teo_history_param *p;
-	int i, h;
-
-	if (!prev) {
-		teo_history_nparams = 0;
-		for (i = 0; i < ARRAY_SIZE(teo_history_cases); i++) {
-			const struct teo_history_case *c = &teo_history_cases[i];
-
-			for (h = 0; h < ARRAY_SIZE(teo_hz); h++) {
-				if (c->hz && c->hz != teo_hz[h])
-					continue;
-				teo_history_params[teo_history_nparams].c = c;
-				teo_history_params[teo_history_nparams].hz = teo_hz[h];
-				teo_history_nparams++;
-			}
-		}
-		p = teo_history_params;
-	} else {
-		p = (const struct teo_history_param *)prev + 1;
-		if (p >= teo_history_params + teo_history_nparams)
-			return NULL;
-	}
-
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s: %s @HZ=%u",
-		 p->c->table->name, p->c->desc, p->hz);
-	return p;
+	return teo_gen_params(prev, desc, teo_history_cases,
+			      ARRAY_SIZE(teo_history_cases),
+			      sizeof(teo_history_cases[0]), teo_history_params,
+			      &teo_history_nparams);
 }
 
 /* Time from @now to the next multiple of @period (a whole period if on one). */
@@ -876,15 +872,16 @@ static int teo_best_fit(const struct teo_input *in, s64 duration_ns)
 
 static void teo_test_history(struct kunit *test)
 {
-	const struct teo_history_param *p = test->param_value;
-	const struct teo_history_case *c = p->c;
+	const struct teo_param *p = test->param_value;
+	const struct teo_history_case *c =
+		container_of(p->row, struct teo_history_case, row);
 	s64 tick_ns = teo_tick_ns(p->hz);
 	struct teo_metrics m = {};
 	struct teo_input in;
 	int k, settled_at = -1;
 	u64 now = 0;
 
-	teo_make_input(&in, c->table, 0, NO_LIMIT, p->hz, false);
+	teo_make_input(&in, c->row.table, 0, NO_LIMIT, p->hz, false);
 	if (c->start_intercepts_bin0)
 		m.bins[0].intercepts = SATURATED;
 
@@ -900,7 +897,7 @@ static void teo_test_history(struct kunit *test)
 		bool want_asked = c->settled_asked;
 
 		asked = teo_decide(&in, &m, sleep_ns, delta_ns, &d);
-		teo_check_invariants(test, &in, &d, c->desc);
+		teo_check_invariants(test, &in, &d, c->row.desc);
 
 		if (want_idx < 0) {
 			want_idx = teo_best_fit(&in, sleep_ns);
