@@ -498,33 +498,34 @@ static void teo_reflect(struct cpuidle_device *dev, int index)
 }
 
 /**
- * teo_enable_device - Reset the governor's data for a CPU.
+ * teo_enable - Start a CPU with an empty history (cpuidle ->enable callback).
  * @drv: cpuidle driver of the CPU (unused).
  * @dev: cpuidle device of the CPU.
  *
  * Return: 0.
  */
-static int teo_enable_device(struct cpuidle_driver *drv,
-			     struct cpuidle_device *dev)
+static int teo_enable(struct cpuidle_driver *drv, struct cpuidle_device *dev)
 {
-	struct teo_cpu *cpu_data = per_cpu_ptr(&teo_cpus, dev->cpu);
-
-	memset(cpu_data, 0, sizeof(*cpu_data));
-	cpu_data->sleep_length_ns = KTIME_MAX;
+	*per_cpu_ptr(&teo_cpus, dev->cpu) = (struct teo_cpu) {
+		.sleep_length_ns = KTIME_MAX,
+	};
 	return 0;
 }
 
-static struct cpuidle_governor teo_governor = {
-	.name =		"teo",
-	.rating =	19,
-	.enable =	teo_enable_device,
-	.select =	teo_select,
-	.reflect =	teo_reflect,
+/*
+ * Rated below menu (20): registering does not make TEO the default; users
+ * pick it with cpuidle.governor=teo or through current_governor in sysfs.
+ */
+static struct cpuidle_governor teo_gov = {
+	.name		= "teo",
+	.rating		= 19,
+	.enable		= teo_enable,
+	.select		= teo_select,
+	.reflect	= teo_reflect,
 };
 
-static int __init teo_governor_init(void)
+static int __init teo_register(void)
 {
-	return cpuidle_register_governor(&teo_governor);
+	return cpuidle_register_governor(&teo_gov);
 }
-
-postcore_initcall(teo_governor_init);
+postcore_initcall(teo_register);
