@@ -9,10 +9,11 @@
 #   make kunit ARCH=x86_64  the KUnit suite on one architecture (or arm64)
 #   make lint               checkpatch, W=1 + sparse, kernel-doc, i386
 #   make tree               make the patched tree and print its path
+#   make harness            build the replay harness, run its self-tests
 
 SCRIPTS := scripts/teo
 
-.PHONY: all check run kunit lint tree deps help
+.PHONY: all check run kunit lint tree harness deps help
 
 all: help
 
@@ -33,6 +34,9 @@ lint: deps
 
 tree: deps
 	@$(SCRIPTS)/tree
+
+harness: deps
+	@$(SCRIPTS)/harness
 
 deps:
 	@$(SCRIPTS)/deps

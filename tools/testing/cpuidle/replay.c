@@ -1,0 +1,834 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Replay idle periods through cpuidle governors compiled unmodified in
+ * userspace (our teo.c; upstream 6.12's teo.c and menu.c, copied from the
+ * pristine tree at build time), reproducing what the 6.12 cpuidle core does
+ * around a governor: the tick, the polling time limit, the latency limit,
+ * disabled states and the above/below ("too deep"/"too shallow") accounting
+ * of cpuidle_enter_state().
+ *
+ *   cpuidle-replay --table FILE --trace FILE [--gov NAME] [--hz N]
+ *                  [--exit-share PCT]
+ *   cpuidle-replay --self-test
+ *
+ * The formats are described in README in this directory.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "shim.h"
+
+#define MAX_GOVS	8
+#define POLL_MIN_NS	(10 * NSEC_PER_USEC)
+
+/* ---- What the governors see ------------------------------------------ */
+
+unsigned int shim_this_cpu;
+s64 shim_tick_nsec = NSEC_PER_SEC / 1000;
+
+static struct {
+	s64 latency_req_ns;
+	s64 sleep_length_ns;
+	s64 delta_tick_ns;
+	bool got_tick;
+	u64 clock_ns;
+} now_seen;
+
+s64 cpuidle_governor_latency_req(unsigned int cpu)
+{
+	return now_seen.latency_req_ns;
+}
+
+ktime_t tick_nohz_get_sleep_length(ktime_t *delta_next)
+{
+	*delta_next = min(now_seen.delta_tick_ns, now_seen.sleep_length_ns);
+	return now_seen.sleep_length_ns;
+}
+
+bool tick_nohz_tick_stopped(void)
+{
+	return false;
+}
+
+bool tick_nohz_idle_got_tick(void)
+{
+	return now_seen.got_tick;
+}
+
+u64 local_clock(void)
+{
+	return now_seen.clock_ns;
+}
+
+/* ---- Governors -------------------------------------------------------- */
+
+struct gov {
+	const char *name;
+	struct cpuidle_governor *ops;	/* NULL for the bounds below */
+	int (*bound)(const struct cpuidle_driver *drv,
+		     const struct cpuidle_device *dev, s64 idle_ns, s64 lat_ns,
+		     bool *stop_tick);
+};
+
+static struct gov govs[MAX_GOVS];
+static int ngovs;
+
+int shim_register_governor(const char *tag, struct cpuidle_governor *ops)
+{
+	if (ngovs == MAX_GOVS)
+		return -ENOSPC;
+	govs[ngovs].name = tag;
+	govs[ngovs].ops = ops;
+	ngovs++;
+	return 0;
+}
+
+static bool usable(const struct cpuidle_driver *drv,
+		   const struct cpuidle_device *dev, int i, s64 lat_ns)
+{
+	return !dev->states_usage[i].disable &&
+	       drv->states[i].exit_latency_ns <= lat_ns;
+}
+
+/* Knows the future: the deepest usable state that pays off. */
+static int oracle(const struct cpuidle_driver *drv,
+		  const struct cpuidle_device *dev, s64 idle_ns, s64 lat_ns,
+		  bool *stop_tick)
+{
+	int i, best = 0;
+
+	for (i = 0; i < drv->state_count; i++) {
+		if (usable(drv, dev, i, lat_ns) &&
+		    drv->states[i].target_residency_ns <= idle_ns)
+			best = i;
+	}
+	*stop_tick = !(drv->states[best].flags & CPUIDLE_FLAG_POLLING);
+	return best;
+}
+
+/* Never too deep: the shallowest enabled state that does not poll. */
+static int shallowest(const struct cpuidle_driver *drv,
+		      const struct cpuidle_device *dev, s64 idle_ns,
+		      s64 lat_ns, bool *stop_tick)
+{
+	int i;
+
+	*stop_tick = true;
+	for (i = 0; i < drv->state_count; i++) {
+		if (!dev->states_usage[i].disable &&
+		    !(drv->states[i].flags & CPUIDLE_FLAG_POLLING))
+			return i;
+	}
+	*stop_tick = false;
+	return 0;
+}
+
+static const struct gov *find_gov(const char *name)
+{
+	static const struct gov bounds[] = {
+		{ .name = "oracle", .bound = oracle },
+		{ .name = "shallowest", .bound = shallowest },
+	};
+	int i;
+
+	for (i = 0; i < ngovs; i++) {
+		if (!strcmp(govs[i].name, name))
+			return &govs[i];
+	}
+	for (i = 0; i < ARRAY_SIZE(bounds); i++) {
+		if (!strcmp(bounds[i].name, name))
+			return &bounds[i];
+	}
+	return NULL;
+}
+
+/* ---- Formats ---------------------------------------------------------- */
+
+struct period {
+	s64 timer_ns;		/* time to the next timer */
+	s64 irq_ns;		/* time to a non-timer wakeup, -1: none */
+	unsigned long util;
+	unsigned long capacity;
+	s64 latency_ns;		/* latency limit, S64_MAX: none */
+	unsigned int cpu;
+	s64 busy_ns;		/* run time after the wakeup */
+};
+
+struct trace {
+	struct period *p;
+	size_t n, cap;
+};
+
+static char errbuf[512];
+
+static int fail(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	int len;
+
+	len = snprintf(errbuf, sizeof(errbuf), "%s:%d: ", file, line);
+	va_start(ap, fmt);
+	vsnprintf(errbuf + len, sizeof(errbuf) - len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* A non-negative integer, or "-" for @dash. */
+static bool parse_num(const char *s, s64 dash, s64 *v)
+{
+	char *end;
+	long long x;
+
+	if (!strcmp(s, "-")) {
+		*v = dash;
+		return dash != -2;
+	}
+	errno = 0;
+	x = strtoll(s, &end, 10);
+	if (errno || *end || end == s || x < 0)
+		return false;
+	*v = x;
+	return true;
+}
+
+/* Split @line into at most @max words; returns the count. */
+static int split(char *line, char **w, int max)
+{
+	int n = 0;
+	char *tok, *save;
+
+	for (tok = strtok_r(line, " \t\r\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\r\n", &save)) {
+		if (n == max)
+			return max + 1;
+		w[n++] = tok;
+	}
+	return n;
+}
+
+/*
+ * Read a whole text, line by line.  The first non-comment line must be
+ * "@magic v1"; @fn gets every later one.
+ */
+static int read_lines(const char *name, const char *text, const char *magic,
+		      int (*fn)(void *ctx, const char *name, int line, char *s),
+		      void *ctx)
+{
+	const char *p = text;
+	bool seen_magic = false;
+	char buf[512];
+	int line = 0;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		char *hash;
+
+		line++;
+		if (len >= sizeof(buf))
+			return fail(name, line, "line longer than %zu characters",
+				    sizeof(buf) - 1);
+		memcpy(buf, p, len);
+		buf[len] = 0;
+		p += len + (nl ? 1 : 0);
+
+		hash = strchr(buf, '#');
+		if (hash)
+			*hash = 0;
+		if (strspn(buf, " \t\r") == strlen(buf))
+			continue;
+		if (!seen_magic) {
+			char want[64];
+
+			snprintf(want, sizeof(want), "%s v1", magic);
+			if (strncmp(buf + strspn(buf, " \t"), want, strlen(want)))
+				return fail(name, line, "expected \"%s\" first", want);
+			seen_magic = true;
+			continue;
+		}
+		if (fn(ctx, name, line, buf))
+			return -1;
+	}
+	if (!seen_magic)
+		return fail(name, line, "empty: no \"%s v1\" line", magic);
+	return 0;
+}
+
+static int table_line(void *ctx, const char *name, int line, char *s)
+{
+	struct cpuidle_driver *drv = ctx;
+	struct cpuidle_state *st;
+	s64 lat, res, power;
+	char *w[6];
+	int n = split(s, w, 5);
+
+	if (n != 5)
+		return fail(name, line, "want 5 fields (name exit_latency_us target_residency_us flags power_mw), got %d", n);
+	if (drv->state_count == CPUIDLE_STATE_MAX)
+		return fail(name, line, "more than %d states", CPUIDLE_STATE_MAX);
+	if (!parse_num(w[1], -2, &lat) || !parse_num(w[2], -2, &res) ||
+	    !parse_num(w[4], -2, &power) || lat > INT_MAX || res > INT_MAX ||
+	    power > INT_MAX)
+		return fail(name, line, "latency, residency and power must be whole numbers from 0 to %d", INT_MAX);
+	if (strcmp(w[3], "poll") && strcmp(w[3], "-"))
+		return fail(name, line, "flags must be \"poll\" or \"-\", not \"%s\"", w[3]);
+	if (strlen(w[0]) >= CPUIDLE_NAME_LEN)
+		return fail(name, line, "state name longer than %d characters", CPUIDLE_NAME_LEN - 1);
+	if (drv->state_count &&
+	    res < drv->states[drv->state_count - 1].target_residency)
+		return fail(name, line, "target residency below the previous state's: states go shallowest first");
+
+	st = &drv->states[drv->state_count++];
+	memset(st, 0, sizeof(*st));
+	strcpy(st->name, w[0]);
+	st->exit_latency = lat;
+	st->target_residency = res;
+	st->exit_latency_ns = lat * NSEC_PER_USEC;
+	st->target_residency_ns = res * NSEC_PER_USEC;
+	st->power_usage = power;
+	st->flags = strcmp(w[3], "poll") ? 0 : CPUIDLE_FLAG_POLLING;
+	return 0;
+}
+
+static int parse_table(const char *name, const char *text,
+		       struct cpuidle_driver *drv)
+{
+	memset(drv, 0, sizeof(*drv));
+	drv->name = name;
+	if (read_lines(name, text, "teo-states", table_line, drv))
+		return -1;
+	if (!drv->state_count)
+		return fail(name, 0, "no states");
+	return 0;
+}
+
+static int trace_line(void *ctx, const char *name, int line, char *s)
+{
+	struct trace *t = ctx;
+	struct period *p;
+	s64 v[7];
+	char *w[8];
+	int i, n = split(s, w, 7);
+
+	if (n != 7)
+		return fail(name, line, "want 7 fields (timer_ns irq_ns util capacity latency_ns cpu busy_ns), got %d", n);
+	for (i = 0; i < 7; i++) {
+		s64 dash = i == 1 ? -1 : i == 4 ? S64_MAX : -2;
+
+		if (!parse_num(w[i], dash, &v[i]))
+			return fail(name, line, "field %d (\"%s\") is not a whole number%s",
+				    i + 1, w[i], dash != -2 ? " or -" : "");
+	}
+	if (v[5] >= SHIM_NR_CPUS)
+		return fail(name, line, "cpu %" PRId64 " is beyond %d", v[5], SHIM_NR_CPUS - 1);
+	if (v[3] == 0 || v[2] > v[3])
+		return fail(name, line, "utilization must be within a non-zero capacity");
+
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 1024;
+		struct period *np = realloc(t->p, cap * sizeof(*np));
+
+		if (!np)
+			return fail(name, line, "out of memory");
+		t->p = np;
+		t->cap = cap;
+	}
+	p = &t->p[t->n++];
+	*p = (struct period) {
+		.timer_ns = v[0], .irq_ns = v[1], .util = v[2],
+		.capacity = v[3], .latency_ns = v[4], .cpu = v[5],
+		.busy_ns = v[6],
+	};
+	return 0;
+}
+
+static int parse_trace(const char *name, const char *text, struct trace *t)
+{
+	memset(t, 0, sizeof(*t));
+	return read_lines(name, text, "teo-trace", trace_line, t);
+}
+
+/* ---- The replayed core ------------------------------------------------ */
+
+struct result {
+	u64 wakeups, above, below, oracle_hits, tick_stopped;
+	u64 residency_ns[CPUIDLE_STATE_MAX];
+	u64 usage[CPUIDLE_STATE_MAX];
+	u64 irq_wakeups, irq_exit_latency_ns;
+	int bad_index;		/* an out-of-range index was returned */
+};
+
+struct replay_cfg {
+	s64 tick_ns;
+	int exit_share_pct;	/* share of the exit latency in the residency */
+	u32 disabled;
+};
+
+/* cpuidle_poll_time(): how long a polling state may spin. */
+static s64 poll_limit(const struct cpuidle_driver *drv,
+		      const struct cpuidle_device *dev, s64 tick_ns)
+{
+	int i;
+
+	for (i = 1; i < drv->state_count; i++) {
+		if (dev->states_usage[i].disable ||
+		    drv->states[i].target_residency_ns < POLL_MIN_NS)
+			continue;
+		return min(drv->states[i].target_residency_ns, tick_ns / 16);
+	}
+	return tick_ns / 16;
+}
+
+/* cpuidle_enter_state()'s above/below accounting. */
+static void account(const struct cpuidle_driver *drv,
+		    struct cpuidle_device *dev, int idx, s64 diff,
+		    struct result *r)
+{
+	s64 delay = drv->states[idx].exit_latency_ns;
+	int i;
+
+	if (diff < drv->states[idx].target_residency_ns) {
+		for (i = idx - 1; i >= 0; i--) {
+			if (dev->states_usage[i].disable)
+				continue;
+			dev->states_usage[idx].above++;
+			r->above++;
+			break;
+		}
+	} else if (diff > delay) {
+		for (i = idx + 1; i < drv->state_count; i++) {
+			if (dev->states_usage[i].disable)
+				continue;
+			if (diff - delay >= drv->states[i].target_residency_ns) {
+				dev->states_usage[idx].below++;
+				r->below++;
+			}
+			break;
+		}
+	}
+}
+
+static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
+		  const struct gov *g, const struct replay_cfg *cfg,
+		  struct result *r)
+{
+	static struct cpuidle_device devs[SHIM_NR_CPUS];
+	struct cpuidle_driver drv = *drv0;
+	u64 now = 0;
+	size_t k;
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	shim_tick_nsec = cfg->tick_ns;
+	for (i = 0; i < SHIM_NR_CPUS; i++) {
+		int s;
+
+		memset(&devs[i], 0, sizeof(devs[i]));
+		devs[i].cpu = i;
+		devs[i].last_state_idx = -1;
+		for (s = 0; s < drv.state_count; s++)
+			devs[i].states_usage[s].disable = !!(cfg->disabled & BIT(s));
+		if (g->ops && g->ops->enable) {
+			shim_this_cpu = i;
+			g->ops->enable(&drv, &devs[i]);
+		}
+	}
+
+	for (k = 0; k < t->n; k++) {
+		const struct period *p = &t->p[k];
+		struct cpuidle_device *dev = &devs[p->cpu];
+		s64 delta_tick = cfg->tick_ns - (s64)(now % cfg->tick_ns);
+		s64 idle = p->timer_ns, natural, diff;
+		bool stop_tick = true, tick_woke = false, poll_woke = false;
+		bool by_irq = false;
+		int idx;
+
+		shim_this_cpu = p->cpu;
+		now_seen.latency_req_ns = p->latency_ns;
+		now_seen.sleep_length_ns = p->timer_ns;
+		now_seen.delta_tick_ns = delta_tick;
+		now_seen.got_tick = false;
+		now_seen.clock_ns = now;
+
+		if (p->irq_ns >= 0 && p->irq_ns < idle) {
+			idle = p->irq_ns;
+			by_irq = true;
+		}
+		natural = idle;
+
+		if (g->ops)
+			idx = g->ops->select(&drv, dev, &stop_tick);
+		else
+			idx = g->bound(&drv, dev, idle, p->latency_ns, &stop_tick);
+		if (idx < 0 || idx >= drv.state_count) {
+			r->bad_index = idx;
+			return -1;
+		}
+
+		if (!stop_tick && delta_tick < idle) {
+			idle = delta_tick;
+			tick_woke = true;
+			by_irq = false;
+		}
+		if (drv.states[idx].flags & CPUIDLE_FLAG_POLLING) {
+			s64 limit = poll_limit(&drv, dev, cfg->tick_ns);
+
+			if (limit < idle) {
+				idle = limit;
+				poll_woke = true;
+				tick_woke = false;
+				by_irq = false;
+			}
+		}
+
+		diff = idle + drv.states[idx].exit_latency_ns * cfg->exit_share_pct / 100;
+		dev->last_residency_ns = diff;
+		dev->poll_time_limit = poll_woke;
+		dev->states_usage[idx].usage++;
+		dev->states_usage[idx].time_ns += diff;
+		account(&drv, dev, idx, diff, r);
+
+		r->wakeups++;
+		r->usage[idx]++;
+		r->residency_ns[idx] += diff;
+		r->tick_stopped += stop_tick;
+		if (by_irq) {
+			r->irq_wakeups++;
+			r->irq_exit_latency_ns += drv.states[idx].exit_latency_ns;
+		}
+		{
+			bool st;
+
+			if (idx == oracle(&drv, dev, natural, p->latency_ns, &st))
+				r->oracle_hits++;
+		}
+
+		now_seen.got_tick = tick_woke;
+		now_seen.clock_ns = now + diff;
+		if (g->ops && g->ops->reflect)
+			g->ops->reflect(dev, idx);
+
+		now += diff + p->busy_ns;
+	}
+	return 0;
+}
+
+/* ---- Self-tests ------------------------------------------------------- */
+
+static int passed, failed;
+
+static void check(bool ok, const char *what, ...)
+{
+	va_list ap;
+
+	printf("%s: ", ok ? "PASS" : "FAIL");
+	va_start(ap, what);
+	vprintf(what, ap);
+	va_end(ap);
+	printf("\n");
+	if (ok)
+		passed++;
+	else
+		failed++;
+}
+
+static const char x86_table[] =
+	"teo-states v1\n"
+	"# name exit_latency_us target_residency_us flags power_mw\n"
+	"POLL 0 0 poll 3000\n"
+	"C1 1 1 - 1200\n"
+	"C2 120 360 - 400\n"
+	"C3 1034 3102 - 50\n";
+
+static const char arm3_table[] =
+	"teo-states v1\n"
+	"WFI 1 1 - 300\n"
+	"cpu-sleep 250 900 - 40\n"
+	"cluster-sleep 500 2000 - 10\n";
+
+/* A small, seeded, deterministic generator. */
+static u64 rng_state;
+
+static u64 rng(void)
+{
+	rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return rng_state >> 33;
+}
+
+static void must_parse_table(const char *text, struct cpuidle_driver *drv)
+{
+	if (parse_table("builtin", text, drv)) {
+		fprintf(stderr, "cpuidle-replay: built-in table: %s\n", errbuf);
+		exit(2);
+	}
+}
+
+static void add(struct trace *t, s64 timer, s64 irq, s64 busy)
+{
+	char line[128];
+
+	snprintf(line, sizeof(line), "%" PRId64 " %" PRId64 " 0 1024 - 0 %" PRId64,
+		 timer, irq, busy);
+	if (irq < 0)
+		snprintf(line, sizeof(line), "%" PRId64 " - 0 1024 - 0 %" PRId64,
+			 timer, busy);
+	if (trace_line(t, "generated", (int)t->n + 1, line)) {
+		fprintf(stderr, "cpuidle-replay: %s\n", errbuf);
+		exit(2);
+	}
+}
+
+static void test_accounting(void)
+{
+	struct cpuidle_driver drv;
+	struct replay_cfg cfg = { .tick_ns = NSEC_PER_MSEC, .exit_share_pct = 50 };
+	struct trace t = {};
+	struct result r;
+	bool st;
+	int i;
+
+	must_parse_table(x86_table, &drv);
+	/*
+	 * By hand, with the oracle on an 8 us idle: C1 (res 1 us), diff =
+	 * 8 us + 0.5 us: no miss.  The "shallowest" bound on the same table
+	 * picks C1 for 100 us: diff - exit latency = 99.5 us < 360 us, no
+	 * miss; for 5 ms: 4999.5 us >= 360 us, too shallow (below).
+	 */
+	add(&t, 8000, -1, 1000);
+	add(&t, 100000, -1, 1000);
+	add(&t, 5000000, -1, 1000);
+	replay(&drv, &t, find_gov("shallowest"), &cfg, &r);
+	check(r.wakeups == 3 && r.above == 0 && r.below == 1 && r.usage[1] == 3,
+	      "accounting by hand: shallowest, 3 wakeups, 0 above, 1 below (got %" PRIu64 ", %" PRIu64 ", %" PRIu64 ")",
+	      r.wakeups, r.above, r.below);
+
+	/*
+	 * Deepest state (C3, residency 3102 us, exit latency 1034 us) for a
+	 * 100 us idle: diff = 100 + 517 us < 3102 us, too deep (above).
+	 */
+	i = oracle(&drv, &(struct cpuidle_device){}, 5000000, S64_MAX, &st);
+	check(i == 3 && st, "oracle picks C3 for 5 ms with the tick stopped");
+	{
+		struct cpuidle_device dev = {};
+		struct result rr = {};
+
+		account(&drv, &dev, 3, 100000 + 517000, &rr);
+		check(rr.above == 1 && rr.below == 0,
+		      "accounting by hand: C3 for 617 us is too deep");
+		memset(&rr, 0, sizeof(rr));
+		account(&drv, &dev, 2, 5000000 + 60000, &rr);
+		check(rr.above == 0 && rr.below == 1,
+		      "accounting by hand: C2 for 5.06 ms is too shallow");
+		memset(&rr, 0, sizeof(rr));
+		dev.states_usage[3].disable = 1;
+		account(&drv, &dev, 2, 5000000 + 60000, &rr);
+		check(rr.above == 0 && rr.below == 0,
+		      "accounting by hand: no miss when the deeper state is disabled");
+	}
+	free(t.p);
+}
+
+static void test_oracle(void)
+{
+	static const char *const tables[] = { x86_table, arm3_table };
+	static const s64 hz[] = { 100, 250, 1000 };
+	int ti, h, k;
+
+	for (ti = 0; ti < ARRAY_SIZE(tables); ti++) {
+		for (h = 0; h < ARRAY_SIZE(hz); h++) {
+			struct replay_cfg cfg = {
+				.tick_ns = NSEC_PER_SEC / hz[h],
+				.exit_share_pct = 50,
+			};
+			struct cpuidle_driver drv;
+			struct trace t = {};
+			struct result r;
+
+			must_parse_table(tables[ti], &drv);
+			rng_state = 42 + ti * 3 + h;
+			for (k = 0; k < 5000; k++) {
+				s64 timer = 1000 + rng() % 20000000;
+				s64 irq = rng() % 2 ? (s64)(rng() % 5000000) : -1;
+
+				add(&t, timer, irq, rng() % 100000);
+			}
+			replay(&drv, &t, find_gov("oracle"), &cfg, &r);
+			check(r.above == 0 && r.below == 0 && r.oracle_hits == r.wakeups,
+			      "oracle has no misses on %s at HZ=%" PRId64 " (%" PRIu64 " wakeups, %" PRIu64 " above, %" PRIu64 " below)",
+			      ti ? "arm3" : "x86", hz[h], r.wakeups, r.above, r.below);
+			free(t.p);
+		}
+	}
+}
+
+static void test_periodic(void)
+{
+	static const char *const names[] = { "teo", "teo-6.12" };
+	struct replay_cfg cfg = { .tick_ns = NSEC_PER_MSEC, .exit_share_pct = 50 };
+	struct cpuidle_driver drv;
+	int n, k;
+
+	must_parse_table(x86_table, &drv);
+	for (n = 0; n < ARRAY_SIZE(names); n++) {
+		const struct gov *g = find_gov(names[n]);
+		struct trace t = {};
+		struct result r;
+
+		if (!g) {
+			check(false, "governor %s is built in", names[n]);
+			continue;
+		}
+		/* A pure 2 ms periodic timer: 0.1 ms busy, 1.9 ms idle. */
+		for (k = 0; k < 2000; k++)
+			add(&t, 1900000, -1, 100000);
+		replay(&drv, &t, g, &cfg, &r);
+		check(r.above + r.below <= r.wakeups / 100,
+		      "%s: periodic 2 ms timer, %" PRIu64 " wakeups, %" PRIu64 " above, %" PRIu64 " below",
+		      names[n], r.wakeups, r.above, r.below);
+		free(t.p);
+	}
+}
+
+static void test_formats(void)
+{
+	struct cpuidle_driver drv;
+	struct trace t;
+
+	check(parse_trace("t", "teo-trace v1\n100 - 0 1024 - 0 0\n1 2 x 1024 - 0 0\n", &t) &&
+	      strstr(errbuf, "t:3:"), "trace with a bad 3rd line is rejected: %s", errbuf);
+	free(t.p);
+	check(parse_trace("t", "teo-trace v2\n", &t) && strstr(errbuf, "t:1:"),
+	      "trace of an unknown version is rejected: %s", errbuf);
+	free(t.p);
+	check(parse_trace("t", "teo-trace v1\n5 - 900 800 - 0 0\n", &t) &&
+	      strstr(errbuf, "t:2:"),
+	      "utilization above capacity is rejected: %s", errbuf);
+	free(t.p);
+	check(parse_table("s", "teo-states v1\nA 1 10 - 1\nB 2 5 - 1\n", &drv) &&
+	      strstr(errbuf, "s:3:"),
+	      "state table out of order is rejected: %s", errbuf);
+	check(parse_table("s", "teo-states v1\nA 1 10 sleepy 1\n", &drv) &&
+	      strstr(errbuf, "s:2:"),
+	      "state table with unknown flags is rejected: %s", errbuf);
+	check(!parse_trace("t", "# comment\nteo-trace v1\n100 - 0 1024 - 0 0 # x\n", &t) &&
+	      t.n == 1 && t.p[0].irq_ns == -1 && t.p[0].latency_ns == S64_MAX,
+	      "comments, \"-\" for no interrupt and no limit");
+	free(t.p);
+}
+
+static int self_test(void)
+{
+	test_accounting();
+	test_oracle();
+	test_periodic();
+	test_formats();
+	printf("harness: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
+
+/* ---- Command line ----------------------------------------------------- */
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0, cap = 0, got;
+
+	if (!f) {
+		fprintf(stderr, "cpuidle-replay: %s: %s\n", path, strerror(errno));
+		exit(2);
+	}
+	do {
+		if (cap - len < 4096) {
+			cap = cap ? 2 * cap : 65536;
+			buf = realloc(buf, cap + 1);
+			if (!buf) {
+				fprintf(stderr, "cpuidle-replay: out of memory\n");
+				exit(2);
+			}
+		}
+		got = fread(buf + len, 1, cap - len, f);
+		len += got;
+	} while (got);
+	fclose(f);
+	buf[len] = 0;
+	return buf;
+}
+
+static void usage(const char *why)
+{
+	fprintf(stderr, "cpuidle-replay: %s\n"
+		"usage: cpuidle-replay --table FILE --trace FILE [--gov NAME] [--hz N] [--exit-share PCT]\n"
+		"       cpuidle-replay --self-test\n", why);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *table = NULL, *trace = NULL, *gname = NULL;
+	struct replay_cfg cfg = { .tick_ns = NSEC_PER_MSEC, .exit_share_pct = 50 };
+	struct cpuidle_driver drv;
+	struct trace t;
+	int i, gi;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--self-test"))
+			return self_test();
+		if (i + 1 == argc)
+			usage(strncmp(a, "--", 2) ? "unexpected argument" : "option needs a value");
+		if (!strcmp(a, "--table"))
+			table = argv[++i];
+		else if (!strcmp(a, "--trace"))
+			trace = argv[++i];
+		else if (!strcmp(a, "--gov"))
+			gname = argv[++i];
+		else if (!strcmp(a, "--hz")) {
+			long hz = strtol(argv[++i], NULL, 10);
+
+			if (hz < 24 || hz > 10000)
+				usage("--hz must be between 24 and 10000");
+			cfg.tick_ns = NSEC_PER_SEC / hz;
+		} else if (!strcmp(a, "--exit-share")) {
+			cfg.exit_share_pct = strtol(argv[++i], NULL, 10);
+			if (cfg.exit_share_pct < 0 || cfg.exit_share_pct > 100)
+				usage("--exit-share must be between 0 and 100");
+		} else {
+			usage("unknown option");
+		}
+	}
+	if (!table || !trace)
+		usage("--table and --trace are required");
+
+	if (parse_table(table, slurp(table), &drv) ||
+	    parse_trace(trace, slurp(trace), &t)) {
+		fprintf(stderr, "cpuidle-replay: %s\n", errbuf);
+		return 2;
+	}
+
+	printf("%-12s %8s %8s %8s %8s %8s\n", "governor", "wakeups",
+	       "above%", "below%", "oracle%", "tickoff%");
+	for (gi = -2; gi < ngovs; gi++) {
+		const char *name = gi == -2 ? "oracle" : gi == -1 ? "shallowest" :
+				   govs[gi].name;
+		struct result r;
+
+		if (gname && strcmp(gname, name))
+			continue;
+		if (replay(&drv, &t, find_gov(name), &cfg, &r)) {
+			fprintf(stderr, "cpuidle-replay: %s returned state %d of %d\n",
+				name, r.bad_index, drv.state_count);
+			return 1;
+		}
+		printf("%-12s %8" PRIu64 " %8.2f %8.2f %8.2f %8.2f\n", name,
+		       r.wakeups, 100.0 * r.above / max(r.wakeups, 1),
+		       100.0 * r.below / max(r.wakeups, 1),
+		       100.0 * r.oracle_hits / max(r.wakeups, 1),
+		       100.0 * r.tick_stopped / max(r.wakeups, 1));
+	}
+	return 0;
+}

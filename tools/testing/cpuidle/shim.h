@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Just enough of the kernel's API for a cpuidle governor to compile and run
+ * unmodified in userspace.  Every governor source is compiled with
+ * "-include shim.h"; the <linux/...> headers it names are empty files made
+ * by the Makefile.  The replay engine (replay.c) implements the functions
+ * declared at the end, answering from the idle period being replayed.
+ */
+#ifndef TEO_HARNESS_SHIM_H
+#define TEO_HARNESS_SHIM_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef uint64_t u64;
+typedef int64_t s64;
+typedef uint32_t u32;
+typedef int32_t s32;
+typedef s64 ktime_t;
+
+#define U64_MAX		UINT64_MAX
+#define S64_MAX		INT64_MAX
+#define S64_MIN		INT64_MIN
+#define KTIME_MAX	S64_MAX
+#define NSEC_PER_USEC	1000L
+#define NSEC_PER_MSEC	1000000L
+#define NSEC_PER_SEC	1000000000L
+
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+#define __init
+#define __cpuidle
+#define BIT(n)		(1UL << (n))
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define DIV_ROUND_UP(n, d)	(((n) + (d) - 1) / (d))
+
+#define min(a, b)	((a) < (b) ? (a) : (b))
+#define max(a, b)	((a) > (b) ? (a) : (b))
+#define min_t(t, a, b)	min((t)(a), (t)(b))
+#define max_t(t, a, b)	max((t)(a), (t)(b))
+#define clamp(v, lo, hi)	min(max(v, lo), hi)
+
+/* IS_ENABLED(CONFIG_X): 1 if CONFIG_X is defined to 1, else 0. */
+#define __shim_one_1			0,
+#define __shim_second(a, b, ...)	b
+#define __shim_enabled3(junk)		__shim_second(junk 1, 0, 0)
+#define __shim_enabled2(val)		__shim_enabled3(__shim_one_##val)
+#define IS_ENABLED(option)		__shim_enabled2(option)
+
+#define EXPORT_SYMBOL_IF_KUNIT(sym)
+
+/* 64-bit arithmetic helpers: plain C here. */
+#define div_u64(a, b)		((u64)(a) / (u32)(b))
+#define div_s64(a, b)		((s64)(a) / (s32)(b))
+#define div64_u64(a, b)		((u64)(a) / (u64)(b))
+#define do_div(n, base) ({				\
+	u32 __rem = (u64)(n) % (u32)(base);		\
+	(n) = (u64)(n) / (u32)(base);			\
+	__rem;						\
+})
+#define ktime_to_us(t)		((s64)(t) / NSEC_PER_USEC)
+#define ktime_to_ns(t)		((s64)(t))
+
+/* One replayed CPU at a time: per-CPU data is an array indexed by CPU. */
+#define SHIM_NR_CPUS			64
+extern unsigned int shim_this_cpu;
+#define DEFINE_PER_CPU(type, name)	type name[SHIM_NR_CPUS]
+#define per_cpu_ptr(ptr, cpu)		(&(*(ptr))[cpu])
+#define per_cpu(var, cpu)		((var)[cpu])
+#define this_cpu_ptr(ptr)		per_cpu_ptr(ptr, shim_this_cpu)
+
+/* The tick period is a replay parameter (HZ), not a constant. */
+extern s64 shim_tick_nsec;
+#define TICK_NSEC			shim_tick_nsec
+
+/* The cpuidle API, as far as governors use it. */
+#define CPUIDLE_STATE_MAX		10
+#define CPUIDLE_NAME_LEN		16
+#define CPUIDLE_DESC_LEN		32
+#define CPUIDLE_FLAG_NONE		0x00
+#define CPUIDLE_FLAG_POLLING		BIT(0)
+#define CPUIDLE_FLAG_TIMER_STOP		BIT(2)
+
+struct cpuidle_device;
+struct cpuidle_driver;
+
+struct cpuidle_state {
+	char name[CPUIDLE_NAME_LEN];
+	char desc[CPUIDLE_DESC_LEN];
+	s64 exit_latency_ns;
+	s64 target_residency_ns;
+	unsigned int flags;
+	unsigned int exit_latency;
+	int power_usage;
+	unsigned int target_residency;
+};
+
+struct cpuidle_state_usage {
+	unsigned long long disable;
+	unsigned long long usage;
+	u64 time_ns;
+	unsigned long long above;
+	unsigned long long below;
+	unsigned long long rejected;
+};
+
+struct cpuidle_device {
+	unsigned int registered:1;
+	unsigned int enabled:1;
+	unsigned int poll_time_limit:1;
+	unsigned int cpu;
+	ktime_t next_hrtimer;
+	int last_state_idx;
+	u64 last_residency_ns;
+	u64 poll_limit_ns;
+	u64 forced_idle_latency_limit_ns;
+	struct cpuidle_state_usage states_usage[CPUIDLE_STATE_MAX];
+};
+
+struct cpuidle_driver {
+	const char *name;
+	struct cpuidle_state states[CPUIDLE_STATE_MAX];
+	int state_count;
+	int safe_state_index;
+};
+
+struct cpuidle_governor {
+	char name[CPUIDLE_NAME_LEN];
+	unsigned int rating;
+	int (*enable)(struct cpuidle_driver *drv, struct cpuidle_device *dev);
+	void (*disable)(struct cpuidle_driver *drv, struct cpuidle_device *dev);
+	int (*select)(struct cpuidle_driver *drv, struct cpuidle_device *dev,
+		      bool *stop_tick);
+	void (*reflect)(struct cpuidle_device *dev, int index);
+};
+
+/*
+ * Registration: each governor object is compiled with SHIM_GOV_TAG set to
+ * a unique name, so that ours and upstream's "teo" can live side by side.
+ */
+int shim_register_governor(const char *tag, struct cpuidle_governor *gov);
+#define cpuidle_register_governor(gov)	shim_register_governor(SHIM_GOV_TAG, gov)
+#define postcore_initcall(fn)						\
+	static void __attribute__((constructor)) shim_init_##fn(void)	\
+	{								\
+		fn();							\
+	}
+
+/* Answered by the replay engine from the idle period being replayed. */
+s64 cpuidle_governor_latency_req(unsigned int cpu);
+ktime_t tick_nohz_get_sleep_length(ktime_t *delta_next);
+bool tick_nohz_tick_stopped(void);
+bool tick_nohz_idle_got_tick(void);
+u64 local_clock(void);
+
+#endif /* TEO_HARNESS_SHIM_H */
