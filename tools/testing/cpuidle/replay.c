@@ -359,13 +359,38 @@ struct result {
 	u64 usage[CPUIDLE_STATE_MAX];
 	u64 irq_wakeups, irq_exit_latency_ns;
 	int bad_index;		/* an out-of-range index was returned */
+	u64 violations;		/* invariant violations (with check_invariants) */
 };
 
 struct replay_cfg {
 	s64 tick_ns;
 	int exit_share_pct;	/* share of the exit latency in the residency */
 	u32 disabled;
+	bool check_invariants;
 };
+
+/*
+ * The invariants of the KUnit suite, on a governor's answer: an enabled
+ * state (unless none is), within the latency limit (unless no enabled state
+ * is), and never the tick stopped for a polling state.
+ */
+static bool invariants_hold(const struct cpuidle_driver *drv,
+			    const struct cpuidle_device *dev, int idx,
+			    bool stop_tick, s64 lat_ns)
+{
+	bool any_enabled = false, any_usable = false;
+	int i;
+
+	for (i = 0; i < drv->state_count; i++) {
+		any_enabled |= !dev->states_usage[i].disable;
+		any_usable |= usable(drv, dev, i, lat_ns);
+	}
+	if (any_enabled && dev->states_usage[idx].disable)
+		return false;
+	if (any_usable && drv->states[idx].exit_latency_ns > lat_ns)
+		return false;
+	return !(stop_tick && (drv->states[idx].flags & CPUIDLE_FLAG_POLLING));
+}
 
 /* cpuidle_poll_time(): how long a polling state may spin. */
 static s64 poll_limit(const struct cpuidle_driver *drv,
@@ -467,6 +492,9 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			r->bad_index = idx;
 			return -1;
 		}
+		if (cfg->check_invariants &&
+		    !invariants_hold(&drv, dev, idx, stop_tick, p->latency_ns))
+			r->violations++;
 
 		if (!stop_tick && delta_tick < idle) {
 			idle = delta_tick;
@@ -719,12 +747,82 @@ static void test_formats(void)
 	free(t.p);
 }
 
-static int self_test(void)
+/*
+ * Random state tables (hostile ones included: unordered exit latencies,
+ * equal residencies, one to ten states, a polling state 0 or not), random
+ * disabled states, latency limits, HZ and idle histories, replayed through
+ * our governor with the invariants checked at every decision.  Built with
+ * -fsanitize=address,undefined by "make check".
+ */
+static void test_fuzz(long iterations)
+{
+	static const s64 hz[] = { 100, 250, 300, 1000 };
+	u64 decisions = 0, violations = 0, bad = 0;
+	const struct gov *g = find_gov("teo");
+	long it;
+	int k;
+
+	rng_state = 2026;
+	for (it = 0; it < iterations && g; it++) {
+		struct replay_cfg cfg = {
+			.tick_ns = NSEC_PER_SEC / hz[rng() % ARRAY_SIZE(hz)],
+			.exit_share_pct = rng() % 101,
+			.disabled = rng() % 4 ? 0 : (u32)rng(),
+			.check_invariants = true,
+		};
+		struct cpuidle_driver drv = { .name = "fuzz" };
+		struct trace t = {};
+		struct result r;
+		s64 res = 0;
+
+		drv.state_count = 1 + rng() % CPUIDLE_STATE_MAX;
+		for (k = 0; k < drv.state_count; k++) {
+			struct cpuidle_state *st = &drv.states[k];
+
+			if (k && rng() % 4)
+				res += rng() % 3 ? rng() % 5000000 : 0;
+			st->target_residency_ns = res;
+			st->exit_latency_ns = rng() % 3 ? rng() % (res + 1) :
+					      rng() % 3000000;
+			st->flags = !k && rng() % 2 ? CPUIDLE_FLAG_POLLING : 0;
+			if (st->flags)
+				st->exit_latency_ns = st->target_residency_ns = 0;
+		}
+		for (k = 0; k < 40; k++) {
+			struct period *p;
+
+			add(&t, rng() % 3 ? rng() % 30000000 : rng() % 50000,
+			    rng() % 2 ? (s64)(rng() % 3000000) : -1, rng() % 200000);
+			p = &t.p[t.n - 1];
+			p->cpu = rng() % 4;
+			switch (rng() % 4) {
+			case 0:
+				p->latency_ns = 0;
+				break;
+			case 1:
+				p->latency_ns = rng() % 2000000;
+				break;
+			}
+		}
+		if (replay(&drv, &t, g, &cfg, &r))
+			bad++;
+		decisions += r.wakeups;
+		violations += r.violations;
+		free(t.p);
+	}
+	check(g && !bad && !violations,
+	      "fuzz: %ld random tables and histories, %" PRIu64 " decisions, %" PRIu64 " out of range, %" PRIu64 " invariant violations",
+	      iterations, decisions, bad, violations);
+}
+
+static int self_test(long fuzz_iterations)
 {
 	test_accounting();
 	test_oracle();
 	test_periodic();
 	test_formats();
+	if (fuzz_iterations)
+		test_fuzz(fuzz_iterations);
 	printf("harness: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
@@ -762,7 +860,8 @@ static void usage(const char *why)
 {
 	fprintf(stderr, "cpuidle-replay: %s\n"
 		"usage: cpuidle-replay --table FILE --trace FILE [--gov NAME] [--hz N] [--exit-share PCT]\n"
-		"       cpuidle-replay --self-test\n", why);
+		"       cpuidle-replay --self-test\n"
+		"       cpuidle-replay --self-test-fuzz ITERATIONS\n", why);
 	exit(2);
 }
 
@@ -778,7 +877,14 @@ int main(int argc, char **argv)
 		const char *a = argv[i];
 
 		if (!strcmp(a, "--self-test"))
-			return self_test();
+			return self_test(0);
+		if (!strcmp(a, "--self-test-fuzz")) {
+			long n = i + 1 < argc ? strtol(argv[i + 1], NULL, 10) : 0;
+
+			if (n <= 0)
+				usage("--self-test-fuzz needs a number of iterations");
+			return self_test(n);
+		}
 		if (i + 1 == argc)
 			usage(strncmp(a, "--", 2) ? "unexpected argument" : "option needs a value");
 		if (!strcmp(a, "--table"))
