@@ -8,13 +8,14 @@
  * of cpuidle_enter_state().
  *
  *   cpuidle-replay --table FILE --trace FILE [--gov NAME] [--hz N]
- *                  [--exit-share PCT]
+ *                  [--exit-share PCT] [--csv]
  *   cpuidle-replay --self-test
  *
  * The formats are described in README in this directory.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ static struct {
 	s64 sleep_length_ns;
 	s64 delta_tick_ns;
 	bool got_tick;
+	bool tick_stopped;
 	u64 clock_ns;
 } now_seen;
 
@@ -50,7 +52,7 @@ ktime_t tick_nohz_get_sleep_length(ktime_t *delta_next)
 
 bool tick_nohz_tick_stopped(void)
 {
-	return false;
+	return now_seen.tick_stopped;
 }
 
 bool tick_nohz_idle_got_tick(void)
@@ -126,11 +128,27 @@ static int shallowest(const struct cpuidle_driver *drv,
 	return 0;
 }
 
+/* Does nothing: what the replay costs without a governor's work. */
+static int null_select(struct cpuidle_driver *drv, struct cpuidle_device *dev,
+		       bool *stop_tick)
+{
+	return 0;
+}
+
+static void null_reflect(struct cpuidle_device *dev, int index)
+{
+}
+
+static struct cpuidle_governor null_ops = {
+	.name = "null", .select = null_select, .reflect = null_reflect,
+};
+
 static const struct gov *find_gov(const char *name)
 {
 	static const struct gov bounds[] = {
 		{ .name = "oracle", .bound = oracle },
 		{ .name = "shallowest", .bound = shallowest },
+		{ .name = "null", .ops = &null_ops },
 	};
 	int i;
 
@@ -358,6 +376,8 @@ struct result {
 	u64 residency_ns[CPUIDLE_STATE_MAX];
 	u64 usage[CPUIDLE_STATE_MAX];
 	u64 irq_wakeups, irq_exit_latency_ns;
+	double energy_uj;
+	double call_ns;		/* time in select and reflect (with time_calls) */	/* modeled, see model_energy() */
 	int bad_index;		/* an out-of-range index was returned */
 	u64 violations;		/* invariant violations (with check_invariants) */
 };
@@ -367,6 +387,8 @@ struct replay_cfg {
 	int exit_share_pct;	/* share of the exit latency in the residency */
 	u32 disabled;
 	bool check_invariants;
+	bool time_calls;
+	s64 *irq_latencies;	/* if set: exit latency paid at each non-timer wakeup */
 };
 
 /*
@@ -436,6 +458,28 @@ static void account(const struct cpuidle_driver *drv,
 	}
 }
 
+static double seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Energy model: the state's power for the time spent in it, plus its exit
+ * latency at the table's highest power (waking up is not free), in uJ.
+ */
+static double model_energy(const struct cpuidle_driver *drv, int idx, s64 ns)
+{
+	int i, peak = 0;
+
+	for (i = 0; i < drv->state_count; i++)
+		peak = max(peak, drv->states[i].power_usage);
+	return (drv->states[idx].power_usage * (double)ns +
+		peak * (double)drv->states[idx].exit_latency_ns) / 1e6;
+}
+
 static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 		  const struct gov *g, const struct replay_cfg *cfg,
 		  struct result *r)
@@ -465,81 +509,107 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 	for (k = 0; k < t->n; k++) {
 		const struct period *p = &t->p[k];
 		struct cpuidle_device *dev = &devs[p->cpu];
-		s64 delta_tick = cfg->tick_ns - (s64)(now % cfg->tick_ns);
-		s64 idle = p->timer_ns, natural, diff;
-		bool stop_tick = true, tick_woke = false, poll_woke = false;
-		bool by_irq = false;
-		int idx;
+		s64 natural = p->timer_ns, elapsed = 0;
+		bool irq = false, stopped = false;
 
+		if (p->irq_ns >= 0 && p->irq_ns < natural) {
+			natural = p->irq_ns;
+			irq = true;
+		}
 		shim_this_cpu = p->cpu;
 		now_seen.latency_req_ns = p->latency_ns;
-		now_seen.sleep_length_ns = p->timer_ns;
-		now_seen.delta_tick_ns = delta_tick;
-		now_seen.got_tick = false;
-		now_seen.clock_ns = now;
 
-		if (p->irq_ns >= 0 && p->irq_ns < idle) {
-			idle = p->irq_ns;
-			by_irq = true;
-		}
-		natural = idle;
+		/*
+		 * The idle loop: a wakeup by the tick or the polling limit
+		 * before the period's end re-enters idle for the rest of it,
+		 * with the tick still stopped if the governor stopped it.
+		 */
+		do {
+			s64 delta_tick = cfg->tick_ns - (s64)(now % cfg->tick_ns);
+			s64 idle = natural - elapsed, diff;
+			bool stop_tick = true, tick_woke = false;
+			bool poll_woke = false, st;
+			int idx;
 
-		if (g->ops)
-			idx = g->ops->select(&drv, dev, &stop_tick);
-		else
-			idx = g->bound(&drv, dev, idle, p->latency_ns, &stop_tick);
-		if (idx < 0 || idx >= drv.state_count) {
-			r->bad_index = idx;
-			return -1;
-		}
-		if (cfg->check_invariants &&
-		    !invariants_hold(&drv, dev, idx, stop_tick, p->latency_ns))
-			r->violations++;
+			now_seen.sleep_length_ns = p->timer_ns - elapsed;
+			now_seen.delta_tick_ns = stopped ? now_seen.sleep_length_ns :
+					       delta_tick;
+			now_seen.tick_stopped = stopped;
+			now_seen.got_tick = false;
+			now_seen.clock_ns = now;
 
-		if (!stop_tick && delta_tick < idle) {
-			idle = delta_tick;
-			tick_woke = true;
-			by_irq = false;
-		}
-		if (drv.states[idx].flags & CPUIDLE_FLAG_POLLING) {
-			s64 limit = poll_limit(&drv, dev, cfg->tick_ns);
+			if (g->ops && cfg->time_calls) {
+				double t0 = seconds();
 
-			if (limit < idle) {
-				idle = limit;
-				poll_woke = true;
-				tick_woke = false;
-				by_irq = false;
+				idx = g->ops->select(&drv, dev, &stop_tick);
+				r->call_ns += (seconds() - t0) * 1e9;
+			} else if (g->ops)
+				idx = g->ops->select(&drv, dev, &stop_tick);
+			else
+				idx = g->bound(&drv, dev, idle, p->latency_ns,
+					       &stop_tick);
+			if (idx < 0 || idx >= drv.state_count) {
+				r->bad_index = idx;
+				return -1;
 			}
-		}
+			if (cfg->check_invariants &&
+			    !invariants_hold(&drv, dev, idx, stop_tick, p->latency_ns))
+				r->violations++;
+			stopped |= stop_tick;
 
-		diff = idle + drv.states[idx].exit_latency_ns * cfg->exit_share_pct / 100;
-		dev->last_residency_ns = diff;
-		dev->poll_time_limit = poll_woke;
-		dev->states_usage[idx].usage++;
-		dev->states_usage[idx].time_ns += diff;
-		account(&drv, dev, idx, diff, r);
+			if (!stopped && delta_tick < idle) {
+				idle = delta_tick;
+				tick_woke = true;
+			}
+			if (drv.states[idx].flags & CPUIDLE_FLAG_POLLING) {
+				s64 limit = poll_limit(&drv, dev, cfg->tick_ns);
 
-		r->wakeups++;
-		r->usage[idx]++;
-		r->residency_ns[idx] += diff;
-		r->tick_stopped += stop_tick;
-		if (by_irq) {
-			r->irq_wakeups++;
-			r->irq_exit_latency_ns += drv.states[idx].exit_latency_ns;
-		}
-		{
-			bool st;
+				if (limit < idle) {
+					idle = limit;
+					poll_woke = true;
+					tick_woke = false;
+				}
+			}
 
-			if (idx == oracle(&drv, dev, natural, p->latency_ns, &st))
+			diff = idle + drv.states[idx].exit_latency_ns *
+				      cfg->exit_share_pct / 100;
+			dev->last_residency_ns = diff;
+			dev->poll_time_limit = poll_woke;
+			dev->states_usage[idx].usage++;
+			dev->states_usage[idx].time_ns += diff;
+			account(&drv, dev, idx, diff, r);
+
+			r->wakeups++;
+			r->usage[idx]++;
+			r->residency_ns[idx] += diff;
+			r->tick_stopped += stop_tick;
+			r->energy_uj += model_energy(&drv, idx, diff);
+			if (idx == oracle(&drv, dev, natural - elapsed,
+					  p->latency_ns, &st))
 				r->oracle_hits++;
-		}
+			elapsed += idle;
+			if (irq && elapsed >= natural) {
+				if (cfg->irq_latencies)
+					cfg->irq_latencies[r->irq_wakeups] =
+						drv.states[idx].exit_latency_ns;
+				r->irq_wakeups++;
+				r->irq_exit_latency_ns +=
+					drv.states[idx].exit_latency_ns;
+			}
 
-		now_seen.got_tick = tick_woke;
-		now_seen.clock_ns = now + diff;
-		if (g->ops && g->ops->reflect)
-			g->ops->reflect(dev, idx);
+			now_seen.got_tick = tick_woke;
+			now_seen.clock_ns = now + diff;
+			if (g->ops && g->ops->reflect) {
+				double t0 = cfg->time_calls ? seconds() : 0;
 
-		now += diff + p->busy_ns;
+				g->ops->reflect(dev, idx);
+				if (cfg->time_calls)
+					r->call_ns += (seconds() - t0) * 1e9;
+			}
+			now += diff;
+		} while (elapsed < natural);
+
+		now += p->busy_ns;
 	}
 	return 0;
 }
@@ -856,10 +926,108 @@ static char *slurp(const char *path)
 	return buf;
 }
 
+static int cmp_s64(const void *a, const void *b)
+{
+	s64 x = *(const s64 *)a, y = *(const s64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Time per select + reflect pair, the least of five replays; the same for
+ * the null governor is the cost of timing itself, which the caller
+ * subtracts.
+ */
+static double ns_per_call(const struct cpuidle_driver *drv,
+			  const struct trace *t, const struct gov *g,
+			  const struct replay_cfg *cfg0)
+{
+	struct replay_cfg cfg = *cfg0;
+	double best = 1e30;
+	struct result r;
+	int rep;
+
+	cfg.time_calls = true;
+	cfg.irq_latencies = NULL;
+	for (rep = 0; rep < 5; rep++) {
+		replay(drv, t, g, &cfg, &r);
+		best = min(best, r.call_ns / max(r.wakeups, 1));
+	}
+	return best;
+}
+
+/*
+ * One line per governor: wakeups, too deep and too shallow (% of wakeups),
+ * agreement with the oracle, tick stopped (% of idle periods), mean and p99
+ * exit latency paid at non-timer wakeups (us), modeled energy (mJ), decision
+ * cost (ns per select + reflect, the null governor subtracted) and the
+ * residency share of each state (%).
+ */
+static void report(const struct cpuidle_driver *drv, const struct trace *t,
+		   const struct replay_cfg *cfg, const char *only, bool csv)
+{
+	static const char *const names[] = {
+		"teo", "teo-6.12", "menu-6.12", "oracle", "shallowest",
+	};
+	double null_ns = ns_per_call(drv, t, find_gov("null"), cfg);
+	s64 *lat = calloc(t->n + 1, sizeof(*lat));
+	struct replay_cfg rcfg = *cfg;
+	int n, i;
+
+	if (!lat) {
+		fprintf(stderr, "cpuidle-replay: out of memory\n");
+		exit(2);
+	}
+	if (csv) {
+		printf("governor,wakeups,too_deep_pct,too_shallow_pct,oracle_pct,tick_stopped_pct,irq_exit_latency_mean_us,irq_exit_latency_p99_us,energy_mj,ns_per_decision");
+		for (i = 0; i < drv->state_count; i++)
+			printf(",residency_pct_%s", drv->states[i].name);
+		printf("\n");
+	} else {
+		printf("%-11s %7s %6s %6s %6s %6s %7s %7s %9s %6s  %s\n",
+		       "governor", "wakeups", "deep%", "shal%", "orcl%",
+		       "tick0%", "irqlat", "p99lat", "energy", "ns", "residency% by state");
+	}
+	for (n = 0; n < ARRAY_SIZE(names); n++) {
+		const struct gov *g = find_gov(names[n]);
+		struct result r;
+		double w, cost_ns = 0, mean = 0, p99 = 0, total = 0;
+
+		if (!g || (only && strcmp(only, names[n])))
+			continue;
+		rcfg.irq_latencies = lat;
+		if (replay(drv, t, g, &rcfg, &r)) {
+			fprintf(stderr, "cpuidle-replay: %s returned state %d of %d\n",
+				names[n], r.bad_index, drv->state_count);
+			exit(1);
+		}
+		w = max(r.wakeups, 1);
+		if (g->ops)
+			cost_ns = max(0.0, ns_per_call(drv, t, g, cfg) - null_ns);
+		if (r.irq_wakeups) {
+			qsort(lat, r.irq_wakeups, sizeof(*lat), cmp_s64);
+			mean = r.irq_exit_latency_ns / 1e3 / r.irq_wakeups;
+			p99 = lat[(r.irq_wakeups * 99) / 100] / 1e3;
+		}
+		for (i = 0; i < drv->state_count; i++)
+			total += r.residency_ns[i];
+		total = max(total, 1.0);
+		printf(csv ? "%s,%" PRIu64 ",%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.3f,%.0f" :
+		       "%-11s %7" PRIu64 " %6.2f %6.2f %6.2f %6.2f %7.1f %7.1f %9.3f %6.0f ",
+		       names[n], r.wakeups, 100 * r.above / w, 100 * r.below / w,
+		       100 * r.oracle_hits / w, 100 * r.tick_stopped / w, mean, p99,
+		       r.energy_uj / 1e3, cost_ns);
+		for (i = 0; i < drv->state_count; i++)
+			printf(csv ? ",%.2f" : " %5.1f", 100 * r.residency_ns[i] / total);
+		printf("\n");
+	}
+	free(lat);
+}
+
 static void usage(const char *why)
 {
 	fprintf(stderr, "cpuidle-replay: %s\n"
-		"usage: cpuidle-replay --table FILE --trace FILE [--gov NAME] [--hz N] [--exit-share PCT]\n"
+		"usage: cpuidle-replay --table FILE --trace FILE [--gov NAME] [--hz N] [--exit-share PCT] [--csv]\n"
 		"       cpuidle-replay --self-test\n"
 		"       cpuidle-replay --self-test-fuzz ITERATIONS\n", why);
 	exit(2);
@@ -868,16 +1036,21 @@ static void usage(const char *why)
 int main(int argc, char **argv)
 {
 	const char *table = NULL, *trace = NULL, *gname = NULL;
+	bool csv = false;
 	struct replay_cfg cfg = { .tick_ns = NSEC_PER_MSEC, .exit_share_pct = 50 };
 	struct cpuidle_driver drv;
 	struct trace t;
-	int i, gi;
+	int i;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
 		if (!strcmp(a, "--self-test"))
 			return self_test(0);
+		if (!strcmp(a, "--csv")) {
+			csv = true;
+			continue;
+		}
 		if (!strcmp(a, "--self-test-fuzz")) {
 			long n = i + 1 < argc ? strtol(argv[i + 1], NULL, 10) : 0;
 
@@ -916,25 +1089,6 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	printf("%-12s %8s %8s %8s %8s %8s\n", "governor", "wakeups",
-	       "above%", "below%", "oracle%", "tickoff%");
-	for (gi = -2; gi < ngovs; gi++) {
-		const char *name = gi == -2 ? "oracle" : gi == -1 ? "shallowest" :
-				   govs[gi].name;
-		struct result r;
-
-		if (gname && strcmp(gname, name))
-			continue;
-		if (replay(&drv, &t, find_gov(name), &cfg, &r)) {
-			fprintf(stderr, "cpuidle-replay: %s returned state %d of %d\n",
-				name, r.bad_index, drv.state_count);
-			return 1;
-		}
-		printf("%-12s %8" PRIu64 " %8.2f %8.2f %8.2f %8.2f\n", name,
-		       r.wakeups, 100.0 * r.above / max(r.wakeups, 1),
-		       100.0 * r.below / max(r.wakeups, 1),
-		       100.0 * r.oracle_hits / max(r.wakeups, 1),
-		       100.0 * r.tick_stopped / max(r.wakeups, 1));
-	}
+	report(&drv, &t, &cfg, gname, csv);
 	return 0;
 }
