@@ -10,10 +10,11 @@
 #   make lint               checkpatch, W=1 + sparse, kernel-doc, i386
 #   make tree               make the patched tree and print its path
 #   make harness            build the replay harness, run its self-tests
+#   make bench              compare the governors on every workload and table
 
 SCRIPTS := scripts/teo
 
-.PHONY: all check run kunit lint tree harness deps help
+.PHONY: all check run kunit lint tree harness bench deps help
 
 all: help
 
@@ -37,6 +38,10 @@ tree: deps
 
 harness: deps
 	@$(SCRIPTS)/harness
+
+bench: deps
+	@$(SCRIPTS)/tree >/dev/null
+	@$(SCRIPTS)/bench
 
 deps:
 	@$(SCRIPTS)/deps
