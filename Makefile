@@ -11,10 +11,11 @@
 #   make tree               make the patched tree and print its path
 #   make harness            build the replay harness, run its self-tests
 #   make bench              compare the governors on every workload and table
+#   make bench-readme       the same, and refresh the harness README's figures
 
 SCRIPTS := scripts/teo
 
-.PHONY: all check run kunit lint tree harness bench deps help
+.PHONY: all check run kunit lint tree harness bench bench-readme deps help
 
 all: help
 
@@ -42,6 +43,10 @@ harness: deps
 bench: deps
 	@$(SCRIPTS)/tree >/dev/null
 	@$(SCRIPTS)/bench
+
+bench-readme: deps
+	@$(SCRIPTS)/tree >/dev/null
+	@$(SCRIPTS)/bench --update-readme
 
 deps:
 	@$(SCRIPTS)/deps

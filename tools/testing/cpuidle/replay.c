@@ -8,7 +8,7 @@
  * of cpuidle_enter_state().
  *
  *   cpuidle-replay --table FILE --trace FILE [--gov NAME] [--hz N]
- *                  [--exit-share PCT] [--csv]
+ *                  [--exit-share PCT] [--disable MASK] [--csv]
  *   cpuidle-replay --self-test
  *
  * The formats are described in README in this directory.
@@ -37,6 +37,7 @@ static struct {
 	bool got_tick;
 	bool tick_stopped;
 	u64 clock_ns;
+	unsigned long util, capacity;
 } now_seen;
 
 s64 cpuidle_governor_latency_req(unsigned int cpu)
@@ -63,6 +64,16 @@ bool tick_nohz_idle_got_tick(void)
 u64 local_clock(void)
 {
 	return now_seen.clock_ns;
+}
+
+unsigned long sched_cpu_util(int cpu)
+{
+	return now_seen.util;
+}
+
+unsigned long arch_scale_cpu_capacity(int cpu)
+{
+	return now_seen.capacity;
 }
 
 /* ---- Governors -------------------------------------------------------- */
@@ -518,6 +529,8 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 		}
 		shim_this_cpu = p->cpu;
 		now_seen.latency_req_ns = p->latency_ns;
+		now_seen.util = p->util;
+		now_seen.capacity = p->capacity;
 
 		/*
 		 * The idle loop: a wakeup by the tick or the polling limit
@@ -1027,7 +1040,7 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 static void usage(const char *why)
 {
 	fprintf(stderr, "cpuidle-replay: %s\n"
-		"usage: cpuidle-replay --table FILE --trace FILE [--gov NAME] [--hz N] [--exit-share PCT] [--csv]\n"
+		"usage: cpuidle-replay --table FILE --trace FILE [--gov NAME] [--hz N] [--exit-share PCT] [--disable MASK] [--csv]\n"
 		"       cpuidle-replay --self-test\n"
 		"       cpuidle-replay --self-test-fuzz ITERATIONS\n", why);
 	exit(2);
@@ -1072,6 +1085,12 @@ int main(int argc, char **argv)
 			if (hz < 24 || hz > 10000)
 				usage("--hz must be between 24 and 10000");
 			cfg.tick_ns = NSEC_PER_SEC / hz;
+		} else if (!strcmp(a, "--disable")) {
+			char *end;
+
+			cfg.disabled = strtoul(argv[++i], &end, 0);
+			if (*end || cfg.disabled >= BIT(CPUIDLE_STATE_MAX))
+				usage("--disable takes a bit mask of states, such as 0x4 for state 2");
 		} else if (!strcmp(a, "--exit-share")) {
 			cfg.exit_share_pct = strtol(argv[++i], NULL, 10);
 			if (cfg.exit_share_pct < 0 || cfg.exit_share_pct > 100)

@@ -155,5 +155,7 @@ ktime_t tick_nohz_get_sleep_length(ktime_t *delta_next);
 bool tick_nohz_tick_stopped(void);
 bool tick_nohz_idle_got_tick(void);
 u64 local_clock(void);
+unsigned long sched_cpu_util(int cpu);
+unsigned long arch_scale_cpu_capacity(int cpu);
 
 #endif /* TEO_HARNESS_SHIM_H */
