@@ -418,6 +418,10 @@ static const struct teo_select_case teo_select_cases[] = {
 		.hits = { [2] = 1000 }, .intercepts = { [0] = 8000 },
 		.want_idx = 1, .want_stop_tick = false, .want_asked = false,
 	}, {
+		.row.desc = "state 0 disabled, timer before every enabled state fits",
+		.row.table = &arm3, .disabled = 0x1, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = US(300),
+		.want_idx = 1, .want_stop_tick = false, .want_asked = true,	}, {
 		.row.desc = "intercepts pick cpu-sleep, an earlier timer picks WFI",
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = US(300),

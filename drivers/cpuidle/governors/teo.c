@@ -201,26 +201,15 @@ static int teo_shallowest_from(const struct teo_input *in, int from, int cap,
 	return cap;
 }
 
-/* The state to fall back to when no state fits a duration. */
-static int teo_shallowest_usable(const struct teo_input *in, int cap)
-{
-	return teo_shallowest_from(in, 0, cap, S64_MIN);
-}
-
 /*
- * The bin a duration falls into: the deepest state whose target residency
- * does not exceed it.  Disabled states keep their bins, so that toggling a
- * state does not scramble the history.
+ * The deepest usable state at or below @cap that pays off within
+ * @duration_ns or, if none does, the shallowest usable one (@cap is).
  */
-static int teo_bin_of(const struct teo_input *in, s64 duration_ns)
+static int teo_fit(const struct teo_input *in, int cap, s64 duration_ns)
 {
-	int i, bin = 0;
+	int idx = teo_deepest_fit(in, cap, duration_ns, S64_MIN);
 
-	for (i = 0; i < teo_count(in); i++) {
-		if (teo_residency(in, i) <= duration_ns)
-			bin = i;
-	}
-	return bin;
+	return idx >= 0 ? idx : teo_shallowest_from(in, 0, cap, S64_MIN);
 }
 
 /*
@@ -336,11 +325,8 @@ TEO_VISIBLE void teo_decide_late(const struct teo_input *in,
 	int idx = d->idx;
 	bool keep_tick;
 
-	if (teo_residency(in, idx) > sleep_length_ns) {
-		idx = teo_deepest_fit(in, idx, sleep_length_ns, S64_MIN);
-		if (idx < 0)
-			idx = teo_shallowest_usable(in, d->idx);
-	}
+	if (teo_residency(in, idx) > sleep_length_ns)
+		idx = teo_fit(in, idx, sleep_length_ns);
 
 	/*
 	 * With early wakeups dominating, the tick is insurance against a wakeup
@@ -353,11 +339,8 @@ TEO_VISIBLE void teo_decide_late(const struct teo_input *in,
 		     d->intercept_bound_ns <= in->tick_period_ns);
 
 	if (keep_tick && !in->tick_stopped &&
-	    teo_residency(in, idx) > delta_tick_ns) {
-		int fit = teo_deepest_fit(in, idx, delta_tick_ns, S64_MIN);
-
-		idx = fit >= 0 ? fit : teo_shallowest_usable(in, idx);
-	}
+	    teo_residency(in, idx) > delta_tick_ns)
+		idx = teo_fit(in, idx, delta_tick_ns);
 
 	d->idx = idx;
 	d->stop_tick = !keep_tick;
@@ -381,14 +364,16 @@ static void teo_decay(unsigned int *metric)
  *
  * Decays every metric, then adds a pulse to the hits of the sleep length's
  * bin if the idle period ended in that bin, or to the intercepts of the bin
- * it ended in otherwise.
+ * it ended in otherwise.  A duration falls into the bin of the deepest state
+ * whose target residency does not exceed it; disabled states keep their
+ * bins, so that toggling a state does not scramble the history.
  */
 TEO_VISIBLE void teo_account(const struct teo_input *in,
 			     struct teo_metrics *m,
 			     const struct teo_wakeup *w)
 {
 	s64 duration_ns = w->sleep_length_ns;
-	int i, timer_bin, idle_bin;
+	int i, timer_bin = 0, idle_bin = 0;
 
 	if (!w->artificial) {
 		u64 lat_ns = max_t(s64, w->exit_latency_ns, 0);
@@ -398,13 +383,16 @@ TEO_VISIBLE void teo_account(const struct teo_input *in,
 		duration_ns = min_t(s64, res_ns, w->sleep_length_ns);
 	}
 
+	/* One pass over the table: decay, and find both bins. */
 	for (i = 0; i < teo_count(in); i++) {
 		teo_decay(&m->bins[i].hits);
 		teo_decay(&m->bins[i].intercepts);
+		if (teo_residency(in, i) <= w->sleep_length_ns)
+			timer_bin = i;
+		if (teo_residency(in, i) <= duration_ns)
+			idle_bin = i;
 	}
 
-	timer_bin = teo_bin_of(in, w->sleep_length_ns);
-	idle_bin = teo_bin_of(in, duration_ns);
 	if (idle_bin == timer_bin)
 		m->bins[idle_bin].hits += TEO_PULSE;
 	else
