@@ -679,13 +679,12 @@ static void must_parse_table(const char *text, struct cpuidle_driver *drv)
 
 static void add(struct trace *t, s64 timer, s64 irq, s64 busy)
 {
-	char line[128];
+	char line[128], irq_s[24] = "-";
 
-	snprintf(line, sizeof(line), "%" PRId64 " %" PRId64 " 0 1024 - 0 %" PRId64,
-		 timer, irq, busy);
-	if (irq < 0)
-		snprintf(line, sizeof(line), "%" PRId64 " - 0 1024 - 0 %" PRId64,
-			 timer, busy);
+	if (irq >= 0)
+		snprintf(irq_s, sizeof(irq_s), "%" PRId64, irq);
+	snprintf(line, sizeof(line), "%" PRId64 " %s 0 1024 - 0 %" PRId64,
+		 timer, irq_s, busy);
 	if (trace_line(t, "generated", (int)t->n + 1, line)) {
 		fprintf(stderr, "cpuidle-replay: %s\n", errbuf);
 		exit(2);
