@@ -84,6 +84,7 @@ struct gov {
 	int (*bound)(const struct cpuidle_driver *drv,
 		     const struct cpuidle_device *dev, s64 idle_ns, s64 lat_ns,
 		     bool *stop_tick);
+	bool no_util;			/* sched_cpu_util() answers 0 */
 };
 
 static struct gov govs[MAX_GOVS];
@@ -161,7 +162,16 @@ static const struct gov *find_gov(const char *name)
 		{ .name = "shallowest", .bound = shallowest },
 		{ .name = "null", .ops = &null_ops },
 	};
+	static struct gov noutil = { .name = "teo-noutil", .no_util = true };
 	int i;
+
+	/* Our teo with utilization awareness off: it sees no utilization. */
+	if (!strcmp(name, noutil.name)) {
+		const struct gov *teo = find_gov("teo");
+
+		noutil.ops = teo ? teo->ops : NULL;
+		return teo ? &noutil : NULL;
+	}
 
 	for (i = 0; i < ngovs; i++) {
 		if (!strcmp(govs[i].name, name))
@@ -387,8 +397,11 @@ struct result {
 	u64 residency_ns[CPUIDLE_STATE_MAX];
 	u64 usage[CPUIDLE_STATE_MAX];
 	u64 irq_wakeups, irq_exit_latency_ns;
-	double energy_uj;
-	double call_ns;		/* time in select and reflect (with time_calls) */	/* modeled, see model_energy() */
+	u64 deepest_entries, deepest_tick_stopped;
+	u64 below_ref_ns;	/* idle time in states shallower than ref_idx[] */
+	double util_sum;	/* utilization / capacity, summed over periods */
+	double energy_uj;	/* modeled, see model_energy() */
+	double call_ns;		/* time in select and reflect (with time_calls) */
 	int bad_index;		/* an out-of-range index was returned */
 	u64 violations;		/* invariant violations (with check_invariants) */
 };
@@ -400,6 +413,8 @@ struct replay_cfg {
 	bool check_invariants;
 	bool time_calls;
 	s64 *irq_latencies;	/* if set: exit latency paid at each non-timer wakeup */
+	int *first_idx;		/* if set: the state first chosen in each period */
+	const int *ref_idx;	/* if set: count idle time in states shallower */
 };
 
 /*
@@ -529,8 +544,9 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 		}
 		shim_this_cpu = p->cpu;
 		now_seen.latency_req_ns = p->latency_ns;
-		now_seen.util = p->util;
+		now_seen.util = g->no_util ? 0 : p->util;
 		now_seen.capacity = p->capacity;
+		r->util_sum += (double)p->util / p->capacity;
 
 		/*
 		 * The idle loop: a wakeup by the tick or the polling limit
@@ -596,6 +612,14 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			r->usage[idx]++;
 			r->residency_ns[idx] += diff;
 			r->tick_stopped += stop_tick;
+			if (idx == drv.state_count - 1) {
+				r->deepest_entries++;
+				r->deepest_tick_stopped += stop_tick;
+			}
+			if (cfg->first_idx && !elapsed)
+				cfg->first_idx[k] = idx;
+			if (cfg->ref_idx && idx < cfg->ref_idx[k])
+				r->below_ref_ns += diff;
 			r->energy_uj += model_energy(&drv, idx, diff);
 			if (idx == oracle(&drv, dev, natural - elapsed,
 					  p->latency_ns, &st))
@@ -877,6 +901,8 @@ static void test_fuzz(long iterations)
 			    rng() % 2 ? (s64)(rng() % 3000000) : -1, rng() % 200000);
 			p = &t.p[t.n - 1];
 			p->cpu = rng() % 4;
+			p->capacity = 1 + rng() % 1024;
+			p->util = rng() % 2 ? rng() % (p->capacity + 1) : 0;
 			switch (rng() % 4) {
 			case 0:
 				p->latency_ns = 0;
@@ -970,39 +996,52 @@ static double ns_per_call(const struct cpuidle_driver *drv,
 
 /*
  * One line per governor: wakeups, too deep and too shallow (% of wakeups),
- * agreement with the oracle, tick stopped (% of idle periods), mean and p99
- * exit latency paid at non-timer wakeups (us), modeled energy (mJ), decision
- * cost (ns per select + reflect, the null governor subtracted) and the
- * residency share of each state (%).
+ * agreement with the oracle, tick stopped (% of idle periods, and % of
+ * entries into the deepest state), idle time in states shallower than
+ * upstream 6.12 teo picks for the same period (%), mean and p99 exit
+ * latency paid at non-timer wakeups (us), modeled energy (mJ), decision cost
+ * (ns per select + reflect, the null governor subtracted), the mean
+ * utilization (% of capacity) and the residency share of each state (%).
  */
 static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		   const struct replay_cfg *cfg, const char *only, bool csv)
 {
 	static const char *const names[] = {
-		"teo", "teo-6.12", "menu-6.12", "oracle", "shallowest",
+		"teo", "teo-noutil", "teo-6.12", "menu-6.12", "oracle",
+		"shallowest",
 	};
+	const struct gov *ref = find_gov("teo-6.12");
 	double null_ns = ns_per_call(drv, t, find_gov("null"), cfg);
 	s64 *lat = calloc(t->n + 1, sizeof(*lat));
+	int *ref_idx = calloc(t->n + 1, sizeof(*ref_idx));
 	struct replay_cfg rcfg = *cfg;
+	struct result r;
 	int n, i;
 
-	if (!lat) {
+	if (!lat || !ref_idx) {
 		fprintf(stderr, "cpuidle-replay: out of memory\n");
 		exit(2);
 	}
+	/* What upstream teo picks first in each period, if it is built in. */
+	rcfg.first_idx = ref_idx;
+	if (ref)
+		replay(drv, t, ref, &rcfg, &r);
+	rcfg.first_idx = NULL;
+	rcfg.ref_idx = ref ? ref_idx : NULL;
+
 	if (csv) {
-		printf("governor,wakeups,too_deep_pct,too_shallow_pct,oracle_pct,tick_stopped_pct,irq_exit_latency_mean_us,irq_exit_latency_p99_us,energy_mj,ns_per_decision");
+		printf("governor,wakeups,too_deep_pct,too_shallow_pct,oracle_pct,tick_stopped_pct,deepest_tick_stopped_pct,shallower_than_teo612_pct,irq_exit_latency_mean_us,irq_exit_latency_p99_us,energy_mj,ns_per_decision,util_pct");
 		for (i = 0; i < drv->state_count; i++)
 			printf(",residency_pct_%s", drv->states[i].name);
 		printf("\n");
 	} else {
-		printf("%-11s %7s %6s %6s %6s %6s %7s %7s %9s %6s  %s\n",
+		printf("%-11s %7s %6s %6s %6s %6s %6s %6s %7s %7s %9s %5s %5s  %s\n",
 		       "governor", "wakeups", "deep%", "shal%", "orcl%",
-		       "tick0%", "irqlat", "p99lat", "energy", "ns", "residency% by state");
+		       "tick0%", "dtick0", "<612%", "irqlat", "p99lat", "energy",
+		       "ns", "util%", "residency% by state");
 	}
 	for (n = 0; n < ARRAY_SIZE(names); n++) {
 		const struct gov *g = find_gov(names[n]);
-		struct result r;
 		double w, cost_ns = 0, mean = 0, p99 = 0, total = 0;
 
 		if (!g || (only && strcmp(only, names[n])))
@@ -1024,15 +1063,18 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		for (i = 0; i < drv->state_count; i++)
 			total += r.residency_ns[i];
 		total = max(total, 1.0);
-		printf(csv ? "%s,%" PRIu64 ",%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.3f,%.0f" :
-		       "%-11s %7" PRIu64 " %6.2f %6.2f %6.2f %6.2f %7.1f %7.1f %9.3f %6.0f ",
+		printf(csv ? "%s,%" PRIu64 ",%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.3f,%.0f,%.2f" :
+		       "%-11s %7" PRIu64 " %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %7.1f %7.1f %9.3f %5.0f %5.1f ",
 		       names[n], r.wakeups, 100 * r.above / w, 100 * r.below / w,
-		       100 * r.oracle_hits / w, 100 * r.tick_stopped / w, mean, p99,
-		       r.energy_uj / 1e3, cost_ns);
+		       100 * r.oracle_hits / w, 100 * r.tick_stopped / w,
+		       100.0 * r.deepest_tick_stopped / max(r.deepest_entries, 1),
+		       100 * r.below_ref_ns / total, mean, p99,
+		       r.energy_uj / 1e3, cost_ns, 100 * r.util_sum / max(t->n, 1));
 		for (i = 0; i < drv->state_count; i++)
 			printf(csv ? ",%.2f" : " %5.1f", 100 * r.residency_ns[i] / total);
 		printf("\n");
 	}
+	free(ref_idx);
 	free(lat);
 }
 
