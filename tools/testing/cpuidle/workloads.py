@@ -6,9 +6,12 @@ DESIGN.md section 7, in the harness's trace format (version 1).
     workloads.py --list
     workloads.py WORKLOAD [--seed N] [--periods N] > FILE.trace
 
-Times are in ns; capacity is 1024; utilization follows the CPU's duty
-cycle the way PELT would settle on it (about 32 ms half-life), which is
-what util-aware selection will look at.
+Times are in ns; capacity is 1024.  A generator gives, per idle period,
+the time to the next timer, the time to a non-timer wakeup (or None) and
+the run time after the wakeup; the utilization of each line is what PELT
+(a geometric average with a 32 ms half-life) makes of the run/idle
+timeline so far, as sched_cpu_util() would report it when the CPU goes
+idle.
 """
 import argparse
 import random
@@ -25,20 +28,20 @@ def rtapp(duty):
         busy = 5 * MS * duty // 100
         for _ in range(n):
             jitter = r.randint(-20 * US, 20 * US)
-            yield (5 * MS - busy + jitter, None, CAP * duty // 100, busy)
+            yield (5 * MS - busy + jitter, None, busy)
     return gen
 
 
 def task_500us(r, n):
     """500 us of work every 19.457 ms (the 2-state Arm regression)."""
     for _ in range(n):
-        yield (19457 * US - 500 * US, None, 26, 500 * US)
+        yield (19457 * US - 500 * US, None, 500 * US)
 
 
 def pingpong(r, n):
     """Microsecond ping-pong with another CPU; the next timer is far."""
     for _ in range(n):
-        yield (100 * MS, r.randint(5 * US, 30 * US), 300, r.randint(2 * US, 5 * US))
+        yield (100 * MS, r.randint(5 * US, 30 * US), r.randint(2 * US, 5 * US))
 
 
 def bimodal(r, n):
@@ -47,7 +50,7 @@ def bimodal(r, n):
     for _ in range(n):
         timer = r.randint(2 * MS, 4 * MS)
         irq = r.randint(40 * US, 120 * US) if r.random() < 0.5 else None
-        yield (timer, irq, 150, r.randint(20 * US, 60 * US))
+        yield (timer, irq, r.randint(20 * US, 60 * US))
 
 
 def idle_desktop(r, n):
@@ -56,39 +59,35 @@ def idle_desktop(r, n):
     for _ in range(n):
         timer = r.choice(periods) - r.randint(0, 2 * MS)
         irq = r.randint(10 * US, timer) if r.random() < 0.05 else None
-        yield (timer, irq, 5, r.randint(50 * US, 200 * US))
+        yield (timer, irq, r.randint(50 * US, 200 * US))
 
 
 def io_completions(r, n):
     """Block I/O: completions 80-300 us after the request, far timers."""
     for _ in range(n):
-        yield (r.randint(20 * MS, 50 * MS), r.randint(80 * US, 300 * US), 300,
+        yield (r.randint(20 * MS, 50 * MS), r.randint(80 * US, 300 * US),
                r.randint(20 * US, 60 * US))
 
 
 def periodic_73hz(r, n):
-    """A 73 Hz periodic thread (the x86 polling-state regression)."""
+    """A 73 Hz periodic thread (the x86 polling-state regression), busy
+    enough (about 3%) to keep the CPU above the utilization threshold."""
     period = MS * 1000 // 73
     for _ in range(n):
-        busy = r.randint(150 * US, 250 * US)
-        yield (period - busy, None, 25, busy)
+        busy = r.randint(300 * US, 500 * US)
+        yield (period - busy, None, busy)
 
 
 def burst_decay(r, n):
     """A busy burst, then a light 4 ms periodic load while utilization
     decays (about 150 ms to settle)."""
-    t = 0
     for i in range(n):
         if i % 400 < 100:
             # Burst: 5 ms of work, short interrupt-ended idles.
-            util, busy = 900, 5 * MS
-            yield (r.randint(1 * MS, 3 * MS), r.randint(50 * US, 150 * US), util, busy)
-            t = 0
+            yield (r.randint(1 * MS, 3 * MS), r.randint(50 * US, 150 * US), 5 * MS)
         else:
             busy = 200 * US
-            util = 50 + int(850 * 0.5 ** (t / (32 * MS)))
-            t += 4 * MS
-            yield (4 * MS - busy, None, util, busy)
+            yield (4 * MS - busy, None, busy)
 
 
 def frames_60hz(r, n):
@@ -100,11 +99,70 @@ def frames_60hz(r, n):
         used = 0
         for _ in range(3):
             wait = r.randint(200 * US, 800 * US)
-            yield (frame - used, wait, 400, 1 * MS)
+            yield (frame - used, wait, 1 * MS)
             used += wait + 1 * MS
             i += 1
-        yield (frame - used, None, 400, 0)
+        yield (frame - used, None, 0)
         i += 1
+
+
+def quiet(r, ms):
+    """A reading phase of about `ms` ms: only a 4-16 ms timer with a little
+    work each time, so utilization decays."""
+    t = 0
+    while t < ms * MS:
+        timer = r.randint(4 * MS, 16 * MS)
+        busy = r.randint(100 * US, 300 * US)
+        t += timer + busy
+        yield (timer, None, busy)
+
+
+def interactive(active):
+    """Touch phases of 50-200 ms running `active`, between reading phases of
+    50-400 ms (quiet()), as a phone's UI threads see them."""
+    def gen(r, n):
+        while True:
+            t = 0
+            for timer, irq, busy in active(r):
+                yield (timer, irq, busy)
+                t += (timer if irq is None else min(timer, irq)) + busy
+                if t > r.randint(50, 200) * MS:
+                    break
+            yield from quiet(r, r.randint(50, 400))
+    return gen
+
+
+def touch_pingpong(r):
+    """Sessions of 10-40 microsecond exchanges with another CPU, each
+    followed by 0.5-2 ms of work and a 1-3 ms timer wait."""
+    while True:
+        for _ in range(r.randint(10, 40)):
+            yield (100 * MS, r.randint(5 * US, 30 * US), r.randint(2 * US, 5 * US))
+        yield (r.randint(1 * MS, 3 * MS), None, r.randint(500 * US, 2 * MS))
+
+
+def touch_bimodal(r):
+    """Bursts of 10-60 interrupts at 40-120 us (network or input bursts),
+    separated by 1-8 idle periods ended by timers at 2-4 ms."""
+    while True:
+        for _ in range(r.randint(10, 60)):
+            yield (r.randint(2 * MS, 4 * MS), r.randint(40 * US, 120 * US),
+                   r.randint(20 * US, 60 * US))
+        for _ in range(r.randint(1, 8)):
+            yield (r.randint(2 * MS, 4 * MS), None, r.randint(20 * US, 60 * US))
+
+
+def touch_frames(r):
+    """60 Hz frames: three 1 ms chunks of work, each waiting 50-300 us for
+    the GPU, then idle until the next vsync timer."""
+    frame = MS * 1000 // 60
+    while True:
+        used = 0
+        for _ in range(3):
+            wait = r.randint(50 * US, 300 * US)
+            yield (frame - used, wait, 1 * MS)
+            used += wait + 1 * MS
+        yield (frame - used, None, 0)
 
 
 WORKLOADS = {
@@ -117,19 +175,41 @@ WORKLOADS = {
     "periodic-73hz": periodic_73hz,
     "burst-decay": burst_decay,
     "frames-60hz": frames_60hz,
+    "touch-pingpong": interactive(touch_pingpong),
+    "touch-bimodal": interactive(touch_bimodal),
+    "touch-frames-60hz": interactive(touch_frames),
 }
+
+
+class Pelt:
+    """Utilization as PELT tracks it: running time pulls it towards the
+    capacity, idle time towards 0, each with a 32 ms half-life."""
+
+    HALF_LIFE = 32 * MS
+
+    def __init__(self):
+        self.util = 0.0
+
+    def advance(self, ns, running):
+        keep = 0.5 ** (ns / self.HALF_LIFE)
+        self.util = self.util * keep + (CAP * (1 - keep) if running else 0)
 
 
 def write(name, seed, periods, out):
     r = random.Random(f"{name}:{seed}")
+    pelt = Pelt()
     out.write("teo-trace v1\n")
     out.write(f"# workload {name}, seed {seed}, {periods} periods\n")
     out.write("# timer_ns irq_ns util capacity latency_ns cpu busy_ns\n")
-    for k, (timer, irq, util, busy) in enumerate(WORKLOADS[name](r, periods)):
+    for k, (timer, irq, busy) in enumerate(WORKLOADS[name](r, periods)):
         if k == periods:
             break
+        timer = max(timer, 1)
         irq_s = "-" if irq is None else str(max(irq, 0))
-        out.write(f"{max(timer, 1)} {irq_s} {min(util, CAP)} {CAP} - 0 {busy}\n")
+        idle = timer if irq is None else min(timer, max(irq, 0))
+        out.write(f"{timer} {irq_s} {min(round(pelt.util), CAP)} {CAP} - 0 {busy}\n")
+        pelt.advance(idle, False)
+        pelt.advance(busy, True)
 
 
 def main():
