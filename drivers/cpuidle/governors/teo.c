@@ -78,6 +78,13 @@
  *    already stopped, states with a target residency below the tick period
  *    are not picked this way: nothing but a timer would end such a state.
  *
+ *    Utilization (step 2a): if early wakeups do not dominate the metrics
+ *    but the CPU is utilized (see below) and its last wakeup came early (or
+ *    the two before a single timer wakeup did), the governor picks for the
+ *    bin the last early wakeup ended in, as step 2 would once the metrics
+ *    caught up, which takes several wakeups.  It never picks a polling
+ *    state this way, and not right after a tick or polling-limit wakeup.
+ *
  * 3. The sleep length is asked for only if it can change the answer.  It
  *    cannot when early wakeups dominated and the chosen state is the
  *    shallowest usable one (nothing shallower exists, and the tick stays as
@@ -96,12 +103,42 @@
  *    left until the next tick (delta_tick), not with the tick period, so a
  *    timer due after the next tick but within one period does not leave the
  *    tick running to cut the idle period short.  If early wakeups dominated
- *    and most of them come within one tick period (the upper edge of the
- *    median bin is not beyond it), the tick is kept too, as insurance
- *    against a wakeup that does not come; if they come later, the tick would
- *    only cut short the very idle periods they end.  In every other case the
- *    tick is stopped.  When the tick is kept, the chosen state must pay off
- *    before the next tick, or the deepest usable state that does is taken.
+ *    (or step 2a applied) and most of them come within one tick period (the
+ *    upper edge of the median bin is not beyond it), the tick is kept too,
+ *    as insurance against a wakeup that does not come; if they come later,
+ *    the tick would only cut short the very idle periods they end.  In every
+ *    other case the tick is stopped.  When the tick is kept, the chosen
+ *    state must pay off before the next tick, or the deepest usable state
+ *    that does is taken.
+ *
+ * Utilization awareness
+ * =====================
+ *
+ * A CPU is *utilized* when sched_cpu_util() exceeds 1/64 of its capacity
+ * (arch_scale_cpu_capacity()); without CONFIG_SMP it never is.  Interactive
+ * work comes in bursts of early wakeups (input, GPU, network, ping-pong
+ * between CPUs), and the decaying metrics take several wakeups to notice the
+ * start of one: each of those is spent in a state too deep.  On a utilized
+ * CPU the governor acts on the first early wakeup of a burst instead (step
+ * 2a); the record of recent early wakeups behind it halves at every wakeup
+ * that is not artificial, so a single timer wakeup inside a burst does not
+ * end it and two in a row do.
+ *
+ * Utilization is only a permission, never evidence: it does not make any
+ * state shallower by itself, the metrics and the timer still decide
+ * everything else, and step 4 can only make the choice shallower.  That is
+ * what keeps clear of the three problems that had utilization awareness
+ * reverted from Linux 6.11, which picked a shallower state whenever the CPU
+ * was utilized:
+ *
+ * - a light periodic task on a CPU with only WFI and CPU-off kept it in WFI
+ *   with the tick running: here, wakeups by timers are no early wakeups, so
+ *   such a CPU picks CPU-off and stops the tick as if it were not utilized;
+ * - utilization decays for about 150 ms after a burst, and low-activity use
+ *   (video playback) lost power in shallow states all that time: here,
+ *   decaying utilization without early wakeups changes nothing;
+ * - on x86 the polling state 0 burned power when picked for utilization:
+ *   here, utilization never picks a polling state.
  *
  * Structure
  * =========
@@ -109,7 +146,8 @@
  * teo_decide_early() (steps 1-3), teo_decide_late() (steps 4-5) and
  * teo_account() (the update after wakeup) are pure functions of explicit
  * inputs: the state table, the disabled states, the latency limit, the tick
- * period and state, the metrics and, when asked for, the sleep length.  The
+ * period and state, the utilization and its threshold, the metrics and,
+ * when asked for, the sleep length.  The
  * cpuidle callbacks gather those inputs and call them, and the KUnit suite and
  * the userspace replay harness call the very same functions.
  */
@@ -121,6 +159,8 @@
 #include <linux/ktime.h>
 #include <linux/minmax.h>
 #include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/sched/topology.h>
 #include <linux/tick.h>
 
 #include "gov.h"
@@ -212,19 +252,42 @@ static int teo_fit(const struct teo_input *in, int cap, s64 duration_ns)
 	return idx >= 0 ? idx : teo_shallowest_from(in, 0, cap, S64_MIN);
 }
 
+static bool teo_utilized(const struct teo_input *in)
+{
+	return in->util > in->util_threshold;
+}
+
 /*
- * Step 2: pick a state for the median early wakeup and set @bound_ns to the
- * upper edge of its bin.  Returns @cand if early wakeups do not dominate or
- * no usable state suits them.
+ * A state that sleeps: the shallowest usable state in [@from, @cand) that
+ * does not poll and whose target residency is at least @floor_ns, or @cand.
  */
-static int teo_intercept_choice(const struct teo_input *in,
-				const struct teo_metrics *m, int cand,
-				s64 *bound_ns)
+static int teo_sleeper(const struct teo_input *in, int from, int cand,
+		       s64 floor_ns)
+{
+	int i;
+
+	for (i = from; i < cand; i++) {
+		if (teo_usable(in, i) && !teo_polls(in, i) &&
+		    teo_residency(in, i) >= floor_ns)
+			return i;
+	}
+	return cand;
+}
+
+/*
+ * Step 2: pick a state for the median early wakeup; set @d->idx to it and
+ * @d->intercept_bound_ns to the upper edge of its bin.  @d->idx stays @cand
+ * if early wakeups do not dominate or no usable state suits them.
+ */
+static void teo_intercept_choice(const struct teo_input *in,
+				 const struct teo_metrics *m, int cand,
+				 struct teo_decision *d)
 {
 	unsigned int early = 0, rest = 0, seen = 0;
 	s64 floor_ns = in->tick_stopped ? in->tick_period_ns : S64_MIN;
 	int i, idx;
 
+	d->idx = cand;
 	for (i = 0; i < teo_count(in); i++) {
 		if (i < cand)
 			early += m->bins[i].intercepts;
@@ -232,7 +295,7 @@ static int teo_intercept_choice(const struct teo_input *in,
 			rest += m->bins[i].hits + m->bins[i].intercepts;
 	}
 	if (early <= rest)
-		return cand;
+		return;
 
 	for (i = cand - 1; i > 0; i--) {
 		seen += m->bins[i].intercepts;
@@ -240,11 +303,42 @@ static int teo_intercept_choice(const struct teo_input *in,
 			break;
 	}
 
-	*bound_ns = teo_residency(in, i + 1);
 	idx = teo_deepest_fit(in, cand - 1, teo_residency(in, i), floor_ns);
 	if (idx < 0)
 		idx = teo_shallowest_from(in, i + 1, cand, floor_ns);
-	return idx;
+	d->idx = idx;
+	d->intercept_bound_ns = teo_residency(in, i + 1);
+}
+
+/*
+ * Step 2a: on a utilized CPU whose last wakeup(s) came early, pick for the
+ * bin the last one ended in as if the metrics already said so: the deepest
+ * usable state that fits it or, if none does, the shallowest usable one
+ * above; never a polling state, never @d->idx or deeper.
+ */
+static void teo_burst_choice(const struct teo_input *in,
+			     const struct teo_metrics *m,
+			     struct teo_decision *d)
+{
+	s64 floor_ns = in->tick_stopped ? in->tick_period_ns : S64_MIN;
+	int i, bin = m->early_bin, cand = d->idx;
+
+	if (!teo_utilized(in) || m->artificial ||
+	    m->early <= TEO_PULSE / 2 || bin < 0 || bin >= cand)
+		return;
+
+	for (i = bin; i >= 0; i--) {
+		if (teo_usable(in, i) && !teo_polls(in, i) &&
+		    teo_residency(in, i) >= floor_ns)
+			break;
+	}
+	if (i < 0)
+		i = teo_sleeper(in, bin + 1, cand, floor_ns);
+	if (i == cand)
+		return;
+	d->idx = i;
+	d->utilized = true;
+	d->intercept_bound_ns = teo_residency(in, bin + 1);
 }
 
 /**
@@ -267,6 +361,7 @@ TEO_VISIBLE void teo_decide_early(const struct teo_input *in,
 	d->need_sleep_length = false;
 	d->intercepted = false;
 	d->intercept_bound_ns = KTIME_MAX;
+	d->utilized = false;
 	d->stop_tick = false;
 
 	for (i = 0; i < teo_count(in); i++) {
@@ -292,7 +387,9 @@ TEO_VISIBLE void teo_decide_early(const struct teo_input *in,
 		return;
 	}
 
-	d->idx = teo_intercept_choice(in, m, cand, &d->intercept_bound_ns);
+	teo_intercept_choice(in, m, cand, d);
+	if (d->idx == cand)
+		teo_burst_choice(in, m, d);
 	d->intercepted = d->idx < cand;
 
 	if (d->intercepted && d->idx == shallowest)
@@ -364,9 +461,11 @@ static void teo_decay(unsigned int *metric)
  *
  * Decays every metric, then adds a pulse to the hits of the sleep length's
  * bin if the idle period ended in that bin, or to the intercepts of the bin
- * it ended in otherwise.  A duration falls into the bin of the deepest state
- * whose target residency does not exceed it; disabled states keep their
- * bins, so that toggling a state does not scramble the history.
+ * it ended in otherwise; unless the wakeup was artificial, also updates the
+ * record of recent early wakeups that utilization awareness uses.  A
+ * duration falls into the bin of the deepest state whose target residency
+ * does not exceed it; disabled states keep their bins, so that toggling a
+ * state does not scramble the history.
  */
 TEO_VISIBLE void teo_account(const struct teo_input *in,
 			     struct teo_metrics *m,
@@ -397,6 +496,15 @@ TEO_VISIBLE void teo_account(const struct teo_input *in,
 		m->bins[idle_bin].hits += TEO_PULSE;
 	else
 		m->bins[idle_bin].intercepts += TEO_PULSE;
+
+	m->artificial = w->artificial;
+	if (!w->artificial) {
+		m->early /= 2;
+		if (idle_bin != timer_bin) {
+			m->early += TEO_PULSE;
+			m->early_bin = idle_bin;
+		}
+	}
 }
 
 #if IS_ENABLED(CONFIG_CPU_IDLE_GOV_TEO_KUNIT_TEST)
@@ -418,9 +526,14 @@ static void teo_gather(struct cpuidle_driver *drv, struct cpuidle_device *dev,
 	in->latency_req_ns = cpuidle_governor_latency_req(dev->cpu);
 	in->tick_period_ns = TICK_NSEC;
 	in->tick_stopped = tick_nohz_tick_stopped();
-	/* Utilization awareness is not wired up yet. */
+#ifdef CONFIG_SMP
+	in->util = sched_cpu_util(dev->cpu);
+	in->util_threshold = arch_scale_cpu_capacity(dev->cpu) >>
+			     TEO_UTIL_THRESHOLD_SHIFT;
+#else
 	in->util = 0;
 	in->util_threshold = 0;
+#endif
 }
 
 /**

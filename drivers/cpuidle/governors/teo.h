@@ -32,12 +32,23 @@ struct teo_bin {
 	unsigned int intercepts;
 };
 
+/* A CPU is utilized above 1/2^TEO_UTIL_THRESHOLD_SHIFT of its capacity. */
+#define TEO_UTIL_THRESHOLD_SHIFT	6
 /**
  * struct teo_metrics - Per-CPU wakeup history of the governor.
  * @bins: One bin per idle state of the driver.
+ * @early: Short memory of early wakeups for utilization awareness: halves
+ *	at every wakeup that is not artificial and gains %TEO_PULSE if it was
+ *	an intercept.  Above %TEO_PULSE / 2 it says that the last wakeup came
+ *	early, or the two before a single timer wakeup did.
+ * @early_bin: The bin the last intercept ended in.
+ * @artificial: The last wakeup came from the tick or the polling limit.
  */
 struct teo_metrics {
 	struct teo_bin bins[CPUIDLE_STATE_MAX];
+	unsigned int early;
+	int early_bin;
+	bool artificial;
 };
 
 /**
@@ -48,9 +59,8 @@ struct teo_metrics {
  * @latency_req_ns: Exit latency limit for this CPU (global and per-CPU QoS).
  * @tick_period_ns: Length of the scheduler tick period (TICK_NSEC).
  * @tick_stopped: The tick is already stopped on this CPU.
- * @util: CPU utilization (reserved for utilization awareness, 0 for now).
- * @util_threshold: Utilization above which the CPU counts as utilized
- *	(reserved for utilization awareness, 0 for now).
+ * @util: CPU utilization, sched_cpu_util() (0 without CONFIG_SMP).
+ * @util_threshold: Utilization above which the CPU counts as utilized.
  */
 struct teo_input {
 	const struct cpuidle_state *states;
@@ -73,6 +83,8 @@ struct teo_input {
  *	usable one because non-timer wakeups dominate recent history.
  * @intercept_bound_ns: With @intercepted, the time by which most early
  *	wakeups came: the upper edge of the median early wakeup's bin.
+ * @utilized: @intercepted holds only because the CPU is utilized and the
+ *	last wakeup(s) came early (the metrics alone did not say so).
  */
 struct teo_decision {
 	int idx;
@@ -80,6 +92,7 @@ struct teo_decision {
 	bool need_sleep_length;
 	bool intercepted;
 	s64 intercept_bound_ns;
+	bool utilized;
 };
 
 /**

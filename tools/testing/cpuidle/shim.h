@@ -19,8 +19,13 @@ typedef uint64_t u64;
 typedef int64_t s64;
 typedef uint32_t u32;
 typedef int32_t s32;
+typedef uint8_t u8;
 typedef s64 ktime_t;
 
+/* The replayed CPUs are those of an SMP kernel. */
+#define CONFIG_SMP	1
+
+#define U8_MAX		UINT8_MAX
 #define U64_MAX		UINT64_MAX
 #define S64_MAX		INT64_MAX
 #define S64_MIN		INT64_MIN
