@@ -30,6 +30,7 @@
 #include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/stddef.h>
+#include <linux/string.h>
 
 #include "../../drivers/cpuidle/governors/teo.h"
 
@@ -945,12 +946,356 @@ static void teo_test_history(struct kunit *test)
 			    "settled after %d wakeups", settled_at);
 }
 
+/* ---- Utilization awareness (issue rules R1-R4) ------------------------- */
+
+#define TEO_CAPACITY	1024
+#define TEO_UTIL_STEP	US(100)
+
+/**
+ * struct teo_phase - Idle periods that repeat alike in a util scenario.
+ * @periods: Number of idle periods.
+ * @timer_ns: Time from the start of each idle period to the next timer.
+ * @irq_ns: Time to a non-timer wakeup (0: none).
+ * @busy_ns: Time the CPU runs after each idle period.
+ */
+struct teo_phase {
+	int periods;
+	s64 timer_ns;
+	s64 irq_ns;
+	s64 busy_ns;
+};
+
+/**
+ * struct teo_run - What a simulated CPU did over a util scenario.
+ * @wakeups: Wakeups, tick wakeups included.
+ * @too_deep: Wakeups before the entered state's target residency while a
+ *	shallower state was usable.
+ * @too_shallow: Wakeups after the next deeper state's target residency
+ *	(plus the exit latency).
+ * @idle_ns: Idle time per state.
+ * @misfit_ns: Idle time in states shallower than the deepest one that fits
+ *	the idle period.
+ * @deepest_entries: Entries into the deepest state.
+ * @deepest_tick_cut: Those of them that the tick ended.
+ * @util_polls: Decisions made on utilization that picked a polling state.
+ * @utilized: Decisions made on utilization.
+ */
+struct teo_run {
+	int wakeups;
+	int too_deep;
+	int too_shallow;
+	u64 idle_ns[CPUIDLE_STATE_MAX];
+	u64 misfit_ns;
+	int deepest_entries;
+	int deepest_tick_cut;
+	int util_polls;
+	int utilized;
+};
+
+/* PELT in 100 us steps: a half-life of about 35 ms either way. */
+static unsigned long teo_pelt(unsigned long util, s64 ns, bool running)
+{
+	for (; ns > 0; ns -= TEO_UTIL_STEP) {
+		util -= util * 2 / TEO_CAPACITY;
+		if (running)
+			util += (TEO_CAPACITY - util) * 2 / TEO_CAPACITY;
+	}
+	return util;
+}
+
+/* cpuidle_enter_state()'s too deep / too shallow verdict on one wakeup. */
+static void teo_judge(const struct teo_input *in, int idx, s64 res_ns,
+		      struct teo_run *r)
+{
+	const struct cpuidle_state *s = in->states;
+
+	if (res_ns < s[idx].target_residency_ns) {
+		r->too_deep += idx > 0;
+	} else if (idx + 1 < in->state_count &&
+		   res_ns - s[idx].exit_latency_ns >=
+		   s[idx + 1].target_residency_ns) {
+		r->too_shallow++;
+	}
+}
+
+/*
+ * Replay @phases, @rounds times, on a CPU starting at @util (0: utilization
+ * awareness off throughout), the way the core does: a kept tick ends an idle
+ * period at the next tick boundary and the CPU goes idle again with the rest
+ * of the period ahead.
+ */
+static void teo_simulate(struct kunit *test, const struct teo_input *in0,
+			 const struct teo_phase *phases, int rounds,
+			 unsigned long util, struct teo_run *r)
+{
+	struct teo_metrics m = {};
+	struct teo_input in = *in0;
+	const struct teo_phase *ph;
+	u64 now = 0;
+	int round, k;
+
+	memset(r, 0, sizeof(*r));
+	in.util_threshold = TEO_CAPACITY >> TEO_UTIL_THRESHOLD_SHIFT;
+	for (round = 0; round < rounds; round++) {
+		for (ph = phases; ph->periods; ph++) {
+			for (k = 0; k < ph->periods; k++) {
+				s64 end = ph->irq_ns ? min(ph->irq_ns, ph->timer_ns) :
+						       ph->timer_ns;
+				s64 elapsed = 0;
+
+				in.tick_stopped = false;
+				in.util = util;
+				while (elapsed < end) {
+					s64 sleep_ns = ph->timer_ns - elapsed;
+					s64 delta_ns = teo_until_next(now, in.tick_period_ns);
+					s64 wake_ns = end - elapsed, res_ns;
+					struct teo_decision d;
+					struct teo_wakeup w;
+					bool asked, tick_woke = false;
+
+					if (in.tick_stopped)
+						delta_ns = sleep_ns;
+					asked = teo_decide(&in, &m, sleep_ns, delta_ns, &d);
+					teo_check_invariants(test, &in, &d, "util scenario");
+					r->utilized += d.utilized;
+					r->util_polls += d.utilized &&
+						(in.states[d.idx].flags & CPUIDLE_FLAG_POLLING);
+					in.tick_stopped |= d.stop_tick;
+					if (!in.tick_stopped && delta_ns < wake_ns) {
+						wake_ns = delta_ns;
+						tick_woke = true;
+					}
+					res_ns = wake_ns + in.states[d.idx].exit_latency_ns / 2;
+
+					r->wakeups++;
+					r->idle_ns[d.idx] += res_ns;
+					if (d.idx < teo_best_fit(&in, end - elapsed))
+						r->misfit_ns += res_ns;
+					if (d.idx == in.state_count - 1) {
+						r->deepest_entries++;
+						r->deepest_tick_cut += tick_woke;
+					}
+					teo_judge(&in, d.idx, res_ns, r);
+
+					w = (struct teo_wakeup) {
+						.sleep_length_ns = asked ? sleep_ns : KTIME_MAX,
+						.residency_ns = res_ns,
+						.exit_latency_ns = in.states[d.idx].exit_latency_ns,
+						.artificial = tick_woke,
+					};
+					teo_account(&in, &m, &w);
+					elapsed += wake_ns;
+					now += res_ns;
+				}
+				now += ph->busy_ns;
+				if (util) {
+					util = teo_pelt(util, end, false);
+					util = teo_pelt(util, ph->busy_ns, true);
+					util = max(util, 1UL);
+				}
+			}
+		}
+	}
+}
+
+static u64 teo_total_ns(const struct teo_run *r)
+{
+	u64 sum = 0;
+	int i;
+
+	for (i = 0; i < CPUIDLE_STATE_MAX; i++)
+		sum += r->idle_ns[i];
+	return max(sum, 1ULL);
+}
+
+/* Which of the rules a util scenario checks. */
+enum teo_rule { TEO_R1, TEO_R2, TEO_R3, TEO_R4 };
+
+/**
+ * struct teo_util_case - A util scenario: phases replayed with utilization
+ *	awareness on and off, and the rule the two runs must meet.
+ * @row: Description, state table and HZ.
+ * @rule: The rule checked (see teo_test_util()).
+ * @util: Utilization at the start (it then follows the run/idle timeline).
+ * @rounds: How many times @phases are replayed.
+ * @phases: The phases, ended by one with no periods.
+ */
+struct teo_util_case {
+	struct teo_row row;
+	enum teo_rule rule;
+	unsigned long util;
+	int rounds;
+	struct teo_phase phases[4];
+};
+
+static const struct teo_util_case teo_util_cases[] = {
+	{
+		.row.desc = "R1: 500 us every 19.457 ms keeps cpu-off, tick stopped",
+		.row.table = &arm2, .rule = TEO_R1, .util = 32, .rounds = 1,
+		.phases = { { 200, US(18957), 0, US(500) } },
+	}, {
+		.row.desc = "R1: the same with an early wakeup every 25 periods",
+		.row.table = &arm2, .rule = TEO_R1, .util = 32, .rounds = 8,
+		.phases = { { 24, US(18957), 0, US(500) },
+			    { 1, US(18957), US(300), US(500) } },
+	}, {
+		.row.desc = "R2: burst, then 4 ms timers while utilization decays",
+		.row.table = &arm3, .rule = TEO_R2, .util = 800, .rounds = 3,
+		.phases = { { 60, MS(10), US(100), MS(2) },
+			    { 80, US(3800), 0, US(200) } },
+	}, {
+		.row.desc = "R2: burst, then 8 ms timers while utilization decays",
+		.row.table = &arm2, .rule = TEO_R2, .util = 800, .rounds = 3,
+		.phases = { { 60, MS(10), US(100), MS(2) },
+			    { 40, US(7800), 0, US(200) } },
+	}, {
+		.row.desc = "R3: 73 Hz thread never polls for utilization",
+		.row.table = &x86, .rule = TEO_R3, .util = 40, .rounds = 1,
+		.phases = { { 200, US(13300), 0, US(400) } },
+	}, {
+		.row.desc = "R3: ping-pong never polls for utilization",
+		.row.table = &x86, .rule = TEO_R3, .util = 200, .rounds = 4,
+		.phases = { { 30, MS(100), US(8), US(3) },
+			    { 20, MS(100), US(25), US(4) },
+			    { 1, MS(2), 0, US(800) } },
+	}, {
+		.row.desc = "R4: interrupt bursts after timer runs: half the too-deep",
+		.row.table = &x86, .rule = TEO_R4, .util = 200, .rounds = 6,
+		.phases = { { 20, MS(8), 0, US(300) },
+			    { 30, MS(100), US(60), US(20) } },
+	}, {
+		.row.desc = "R4: interrupt bursts after timer runs: half the too-deep",
+		.row.table = &arm3, .rule = TEO_R4, .util = 200, .rounds = 6,
+		.phases = { { 20, MS(8), 0, US(300) },
+			    { 30, MS(100), US(60), US(20) } },
+	},
+};
+
+static_assert(offsetof(struct teo_util_case, row) == 0);
+
+static struct teo_param
+teo_util_params[ARRAY_SIZE(teo_util_cases) * ARRAY_SIZE(teo_hz)];
+static int teo_util_nparams;
+
+static const void *teo_util_gen_params(const void *prev, char *desc)
+{
+	return teo_gen_params(prev, desc, teo_util_cases,
+			      ARRAY_SIZE(teo_util_cases),
+			      sizeof(teo_util_cases[0]), teo_util_params,
+			      &teo_util_nparams);
+}
+
+/*
+ * Each scenario runs with utilization awareness on and off.  R1: the
+ * deepest state holds at least 75% of idle time and the tick never cuts it
+ * short (it is stopped, or not due before the wakeup).  R2: idle time in
+ * states shallower than the best fit for the idle period grows by at most 5%
+ * of all idle time (and utilization awareness did act).  R3: no decision
+ * made on utilization picks a polling state, and polling time does not
+ * grow.  R4: at most half the too-deep wakeups and at most 3% of wakeups
+ * more too-shallow ones.
+ */
+static void teo_test_util(struct kunit *test)
+{
+	const struct teo_param *p = test->param_value;
+	const struct teo_util_case *c =
+		container_of(p->row, struct teo_util_case, row);
+	int deepest = c->row.table->count - 1;
+	struct teo_run *on, *off;
+	struct teo_input in;
+
+	on = kunit_kzalloc(test, sizeof(*on), GFP_KERNEL);
+	off = kunit_kzalloc(test, sizeof(*off), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, on);
+	KUNIT_ASSERT_NOT_NULL(test, off);
+
+	teo_make_input(&in, c->row.table, 0, NO_LIMIT, p->hz, false);
+	teo_simulate(test, &in, c->phases, c->rounds, c->util, on);
+	teo_simulate(test, &in, c->phases, c->rounds, 0, off);
+
+	switch (c->rule) {
+	case TEO_R1:
+		KUNIT_EXPECT_GE_MSG(test, on->idle_ns[deepest] * 100,
+				    teo_total_ns(on) * 75,
+				    "deepest state holds %llu of %llu ns",
+				    on->idle_ns[deepest], teo_total_ns(on));
+		KUNIT_EXPECT_EQ_MSG(test, on->deepest_tick_cut, 0,
+				    "the tick ended %d of %d deepest entries",
+				    on->deepest_tick_cut, on->deepest_entries);
+		break;
+	case TEO_R2:
+		KUNIT_EXPECT_LE_MSG(test, on->misfit_ns * 100,
+				    off->misfit_ns * 100 + teo_total_ns(on) * 5,
+				    "too-shallow idle time %llu ns on, %llu ns off, of %llu",
+				    on->misfit_ns, off->misfit_ns, teo_total_ns(on));
+		KUNIT_EXPECT_GT_MSG(test, on->utilized, 0,
+				    "utilization awareness never acted");
+		break;
+	case TEO_R3:
+		KUNIT_EXPECT_EQ(test, on->util_polls, 0);
+		KUNIT_EXPECT_LE_MSG(test, on->idle_ns[0], off->idle_ns[0],
+				    "polling time %llu ns on, %llu ns off",
+				    on->idle_ns[0], off->idle_ns[0]);
+		break;
+	case TEO_R4:
+		KUNIT_EXPECT_GT_MSG(test, off->too_deep, 0,
+				    "the scenario has nothing to gain");
+		KUNIT_EXPECT_LE_MSG(test, on->too_deep * 2, off->too_deep,
+				    "too deep: %d of %d wakeups on, %d of %d off",
+				    on->too_deep, on->wakeups, off->too_deep,
+				    off->wakeups);
+		KUNIT_EXPECT_LE_MSG(test, on->too_shallow * 100,
+				    off->too_shallow * 100 + on->wakeups * 3,
+				    "too shallow: %d of %d wakeups on, %d of %d off",
+				    on->too_shallow, on->wakeups, off->too_shallow,
+				    off->wakeups);
+		break;
+	}
+}
+
+/*
+ * The last wakeup came in the polling state's bin on a utilized x86 CPU
+ * whose metrics still say "timers": utilization may move it to C1, never to
+ * the polling state; not utilized, or after a tick wakeup, nothing moves.
+ */
+static void teo_test_util_never_polls(struct kunit *test)
+{
+	static const struct {
+		unsigned long util;
+		bool artificial;
+		int want_idx;
+	} rows[] = { { 500, false, 1 }, { 0, false, 3 }, { 500, true, 3 } };
+	struct teo_metrics m = {};
+	struct teo_decision d;
+	struct teo_input in;
+	int i;
+
+	teo_make_input(&in, &x86, 0, NO_LIMIT, 1000, false);
+	in.util_threshold = TEO_CAPACITY >> TEO_UTIL_THRESHOLD_SHIFT;
+	m.bins[3].hits = SATURATED;
+	m.bins[0].intercepts = TEO_PULSE;
+	m.early = TEO_PULSE;
+	m.early_bin = 0;
+	for (i = 0; i < ARRAY_SIZE(rows); i++) {
+		in.util = rows[i].util;
+		m.artificial = rows[i].artificial;
+		teo_decide(&in, &m, MS(50), US(500), &d);
+		teo_check_invariants(test, &in, &d, "util never polls");
+		KUNIT_EXPECT_EQ_MSG(test, d.idx, rows[i].want_idx,
+				    "row %d: util %lu, artificial %d", i,
+				    rows[i].util, rows[i].artificial);
+		KUNIT_EXPECT_EQ(test, d.utilized, rows[i].want_idx == 1);
+	}
+}
+
 static struct kunit_case teo_test_cases[] = {
 	KUNIT_CASE_PARAM(teo_test_select, teo_select_gen_params),
 	KUNIT_CASE_PARAM(teo_test_account, teo_account_gen_params),
 	KUNIT_CASE(teo_test_decay),
 	KUNIT_CASE(teo_test_account_stays_in_table),
 	KUNIT_CASE_PARAM(teo_test_history, teo_history_gen_params),
+	KUNIT_CASE_PARAM(teo_test_util, teo_util_gen_params),
+	KUNIT_CASE(teo_test_util_never_polls),
 	{}
 };
 
