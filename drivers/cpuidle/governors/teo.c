@@ -257,9 +257,16 @@ static bool teo_utilized(const struct teo_input *in)
 	return in->util > in->util_threshold;
 }
 
+/* State @i is usable, does not poll and has a target residency >= @floor_ns. */
+static bool teo_sleeps(const struct teo_input *in, int i, s64 floor_ns)
+{
+	return teo_usable(in, i) && !teo_polls(in, i) &&
+	       teo_residency(in, i) >= floor_ns;
+}
+
 /*
- * A state that sleeps: the shallowest usable state in [@from, @cand) that
- * does not poll and whose target residency is at least @floor_ns, or @cand.
+ * The shallowest state in [@from, @cand) that teo_sleeps() at @floor_ns,
+ * or @cand.
  */
 static int teo_sleeper(const struct teo_input *in, int from, int cand,
 		       s64 floor_ns)
@@ -267,8 +274,7 @@ static int teo_sleeper(const struct teo_input *in, int from, int cand,
 	int i;
 
 	for (i = from; i < cand; i++) {
-		if (teo_usable(in, i) && !teo_polls(in, i) &&
-		    teo_residency(in, i) >= floor_ns)
+		if (teo_sleeps(in, i, floor_ns))
 			return i;
 	}
 	return cand;
@@ -328,8 +334,7 @@ static void teo_burst_choice(const struct teo_input *in,
 		return;
 
 	for (i = bin; i >= 0; i--) {
-		if (teo_usable(in, i) && !teo_polls(in, i) &&
-		    teo_residency(in, i) >= floor_ns)
+		if (teo_sleeps(in, i, floor_ns))
 			break;
 	}
 	if (i < 0)
