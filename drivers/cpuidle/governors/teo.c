@@ -171,12 +171,10 @@
  * @metrics: Wakeup history, binned by idle state.
  * @sleep_length_ns: Sleep length found at the last selection, or KTIME_MAX
  *	if it was not asked for.
- * @artificial: The last wakeup came from the tick or the polling time limit.
  */
 struct teo_cpu {
 	struct teo_metrics metrics;
 	s64 sleep_length_ns;
-	bool artificial;
 };
 
 static DEFINE_PER_CPU(struct teo_cpu, teo_cpus);
@@ -567,7 +565,7 @@ static int teo_select(struct cpuidle_driver *drv, struct cpuidle_device *dev,
 			.residency_ns = dev->last_residency_ns,
 			.exit_latency_ns =
 				drv->states[dev->last_state_idx].exit_latency_ns,
-			.artificial = cpu_data->artificial,
+			.artificial = cpu_data->metrics.artificial,
 		};
 
 		teo_account(&in, &cpu_data->metrics, &w);
@@ -599,7 +597,9 @@ static void teo_reflect(struct cpuidle_device *dev, int index)
 	struct teo_cpu *cpu_data = per_cpu_ptr(&teo_cpus, dev->cpu);
 
 	dev->last_state_idx = index;
-	cpu_data->artificial = dev->poll_time_limit || tick_nohz_idle_got_tick();
+	/* Recorded where teo_account() keeps it: it only confirms the value. */
+	cpu_data->metrics.artificial = dev->poll_time_limit ||
+				       tick_nohz_idle_got_tick();
 	dev->poll_time_limit = false;
 }
 
