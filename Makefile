@@ -5,7 +5,8 @@
 # default ~/.cache/teo, never in this clone.
 #
 #   make check              every test (installs what it needs)
-#   make run                build the patched arm64 kernel, run the suite
+#   make run                boot the patched kernel in QEMU (arm64, or ARCH=x86_64)
+#                           and show the governors at work
 #   make kunit ARCH=x86_64  the KUnit suite on one architecture (or arm64)
 #   make lint               checkpatch, W=1 + sparse, kernel-doc, i386
 #   make tree               make the patched tree and print its path
