@@ -259,6 +259,24 @@ static const void *teo_gen_params(const void *prev, char *desc,
 	return p;
 }
 
+/*
+ * TEO_PARAMS(name): the parameters and the KUnit generator
+ * name##_gen_params() for the case table name##_cases, whose rows start
+ * with the struct teo_row that teo_gen_params() reads.
+ */
+#define TEO_PARAMS(name)						\
+	static struct teo_param						\
+	name##_params[ARRAY_SIZE(name##_cases) * ARRAY_SIZE(teo_hz)];	\
+	static int name##_nparams;					\
+	static const void *name##_gen_params(const void *prev, char *desc) \
+	{								\
+		return teo_gen_params(prev, desc, name##_cases,		\
+				      ARRAY_SIZE(name##_cases),		\
+				      sizeof(name##_cases[0]),		\
+				      name##_params, &name##_nparams);	\
+	}								\
+	static_assert(offsetof(typeof(name##_cases[0]), row) == 0)
+
 /* ---- Selection rows ---------------------------------------------------- */
 
 /**
@@ -507,20 +525,7 @@ static const struct teo_select_case teo_select_cases[] = {
 	},
 };
 
-/* teo_gen_params() finds the row at the start of each case. */
-static_assert(offsetof(struct teo_select_case, row) == 0);
-
-static struct teo_param
-teo_select_params[ARRAY_SIZE(teo_select_cases) * ARRAY_SIZE(teo_hz)];
-static int teo_select_nparams;
-
-static const void *teo_select_gen_params(const void *prev, char *desc)
-{
-	return teo_gen_params(prev, desc, teo_select_cases,
-			      ARRAY_SIZE(teo_select_cases),
-			      sizeof(teo_select_cases[0]), teo_select_params,
-			      &teo_select_nparams);
-}
+TEO_PARAMS(teo_select);
 
 static s64 teo_pct_of_tick(unsigned int hz, unsigned int pct)
 {
@@ -838,19 +843,7 @@ static const struct teo_history_case teo_history_cases[] = {
 	},
 };
 
-static_assert(offsetof(struct teo_history_case, row) == 0);
-
-static struct teo_param
-teo_history_params[ARRAY_SIZE(teo_history_cases) * ARRAY_SIZE(teo_hz)];
-static int teo_history_nparams;
-
-static const void *teo_history_gen_params(const void *prev, char *desc)
-{
-	return teo_gen_params(prev, desc, teo_history_cases,
-			      ARRAY_SIZE(teo_history_cases),
-			      sizeof(teo_history_cases[0]), teo_history_params,
-			      &teo_history_nparams);
-}
+TEO_PARAMS(teo_history);
 
 /* Time from @now to the next multiple of @period (a whole period if on one). */
 static s64 teo_until_next(u64 now, s64 period)
@@ -1171,19 +1164,7 @@ static const struct teo_util_case teo_util_cases[] = {
 	},
 };
 
-static_assert(offsetof(struct teo_util_case, row) == 0);
-
-static struct teo_param
-teo_util_params[ARRAY_SIZE(teo_util_cases) * ARRAY_SIZE(teo_hz)];
-static int teo_util_nparams;
-
-static const void *teo_util_gen_params(const void *prev, char *desc)
-{
-	return teo_gen_params(prev, desc, teo_util_cases,
-			      ARRAY_SIZE(teo_util_cases),
-			      sizeof(teo_util_cases[0]), teo_util_params,
-			      &teo_util_nparams);
-}
+TEO_PARAMS(teo_util);
 
 /*
  * Each scenario runs with utilization awareness on and off.  R1: the
