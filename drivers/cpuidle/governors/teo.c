@@ -77,6 +77,12 @@
  *    such twins, so an empty bin never attracts the choice.  If the tick is
  *    already stopped, states with a target residency below the tick period
  *    are not picked this way: nothing but a timer would end such a state.
+ *    If the tick has just woken the CPU and the CPU has been idle since its
+ *    last real wakeup for at least the upper edge of the median bin, the
+ *    early wakeup it was kept shallow for did not come when such wakeups
+ *    do, and the candidate stands.  That does not apply to a polling state:
+ *    its time limit is the next state's target residency, so it would
+ *    always apply, and polling is cheap to leave.
  *
  *    Utilization (step 2a): if early wakeups do not dominate the metrics
  *    but the CPU is utilized (see below) and its last wakeup came early (or
@@ -310,6 +316,11 @@ static void teo_intercept_choice(const struct teo_input *in,
 	idx = teo_deepest_fit(in, cand - 1, teo_residency(in, i), floor_ns);
 	if (idx < 0)
 		idx = teo_shallowest_from(in, i + 1, cand, floor_ns);
+
+	/* The CPU has already waited longer than the early wakeups take. */
+	if (m->artificial && !teo_polls(in, idx) &&
+	    teo_residency(in, i + 1) <= m->outlived_ns)
+		return;
 	d->idx = idx;
 	d->intercept_bound_ns = teo_residency(in, i + 1);
 }
@@ -501,6 +512,12 @@ TEO_VISIBLE void teo_account(const struct teo_input *in,
 		m->bins[idle_bin].intercepts += TEO_PULSE;
 
 	m->artificial = w->artificial;
+	if (w->artificial)
+		m->outlived_ns = min_t(u64, (u64)m->outlived_ns +
+				       min_t(u64, w->residency_ns, KTIME_MAX),
+				       KTIME_MAX);
+	else
+		m->outlived_ns = 0;
 	if (!w->artificial) {
 		m->early /= 2;
 		if (idle_bin != timer_bin) {

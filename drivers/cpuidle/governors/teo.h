@@ -43,12 +43,16 @@ struct teo_bin {
  *	early, or the two before a single timer wakeup did.
  * @early_bin: The bin the last intercept ended in.
  * @artificial: The last wakeup came from the tick or the polling limit.
+ * @outlived_ns: Idle time spent since the last wakeup that was not
+ *	artificial: what the CPU has already waited through in this idle
+ *	period when the tick or the polling limit woke it.
  */
 struct teo_metrics {
 	struct teo_bin bins[CPUIDLE_STATE_MAX];
 	unsigned int early;
 	int early_bin;
 	bool artificial;
+	s64 outlived_ns;
 };
 
 /**
