@@ -1157,7 +1157,7 @@ static u64 teo_total_ns(const struct teo_run *r)
 }
 
 /* Which of the rules a util scenario checks. */
-enum teo_rule { TEO_R1, TEO_R2, TEO_R3, TEO_R4 };
+enum teo_rule { TEO_R1, TEO_R2, TEO_R3, TEO_R4, TEO_FRAMES };
 
 /**
  * struct teo_util_case - A util scenario: phases replayed with utilization
@@ -1216,6 +1216,16 @@ static const struct teo_util_case teo_util_cases[] = {
 		.row.table = &arm3, .rule = TEO_R4, .util = 200, .rounds = 6,
 		.phases = { { 20, MS(8), 0, US(300) },
 			    { 30, MS(100), US(60), US(20) } },
+	}, {
+		.row.desc = "frames: three GPU waits, then vsync deep with the tick stopped",
+		.row.table = &arm3, .rule = TEO_FRAMES, .util = 200, .rounds = 30,
+		.phases = { { 3, MS(16), US(200), MS(1) },
+			    { 1, US(12800), 0, 0 } },
+	}, {
+		.row.desc = "frames: three GPU waits, then vsync deep with the tick stopped",
+		.row.table = &x86, .rule = TEO_FRAMES, .util = 200, .rounds = 30,
+		.phases = { { 3, MS(16), US(200), MS(1) },
+			    { 1, US(12800), 0, 0 } },
 	},
 };
 
@@ -1229,7 +1239,9 @@ TEO_PARAMS(teo_util);
  * of all idle time (and utilization awareness did act).  R3: no decision
  * made on utilization picks a polling state, and polling time does not
  * grow.  R4: at most half the too-deep wakeups and at most 3% of wakeups
- * more too-shallow ones.
+ * more too-shallow ones.  Frames: the wakeup after three early ones is always
+ * a timer, which the metrics (three intercepts in four) cannot tell but the
+ * pattern can: at most half the too-shallow wakeups, no more too-deep ones.
  */
 static void teo_test_util(struct kunit *test)
 {
@@ -1286,7 +1298,184 @@ static void teo_test_util(struct kunit *test)
 				    on->too_shallow, on->wakeups, off->too_shallow,
 				    off->wakeups);
 		break;
+	case TEO_FRAMES:
+		KUNIT_EXPECT_GT_MSG(test, off->too_shallow, 0,
+				    "the scenario has nothing to gain");
+		KUNIT_EXPECT_LE_MSG(test, on->too_shallow * 2, off->too_shallow,
+				    "too shallow: %d of %d wakeups on, %d of %d off",
+				    on->too_shallow, on->wakeups, off->too_shallow,
+				    off->wakeups);
+		KUNIT_EXPECT_LE_MSG(test, on->too_deep, off->too_deep,
+				    "too deep: %d of %d wakeups on, %d of %d off",
+				    on->too_deep, on->wakeups, off->too_deep,
+				    off->wakeups);
+		break;
 	}
+}
+
+/**
+ * struct teo_guess_case - A decision on a utilized (or idle) CPU whose
+ *	wakeup patterns are set up by hand.
+ * @row: Description, state table and HZ.
+ * @util: Utilization (capacity 1024; the threshold is 16).
+ * @artificial: The last wakeup came from the tick.
+ * @last_early: The last real wakeup was early.
+ * @early: Early wakeups that followed the current run.
+ * @seen: Wakeups that followed the current run.
+ * @intercepts: The metrics say early wakeups (in bin 0) dominate.
+ * @want_idx: Expected state.
+ * @want_utilized: Utilization awareness must have changed the choice.
+ */
+struct teo_guess_case {
+	struct teo_row row;
+	unsigned long util;
+	bool artificial;
+	bool last_early;
+	u8 early;
+	u8 seen;
+	bool intercepts;
+	int want_idx;
+	bool want_utilized;
+};
+
+static const struct teo_guess_case teo_guess_cases[] = {
+	{
+		.row.desc = "1 in 8 runs like this ended early: WFI",
+		.row.table = &arm3, .row.hz = 250, .util = 200,
+		.early = 2, .seen = 16, .want_idx = 0, .want_utilized = true,
+	}, {
+		.row.desc = "1 in 8 is too little with a 10 ms tick",
+		.row.table = &arm3, .row.hz = 100, .util = 200,
+		.early = 2, .seen = 16, .want_idx = 2,
+	}, {
+		.row.desc = "3 in 16 is enough with a 10 ms tick",
+		.row.table = &arm3, .row.hz = 100, .util = 200,
+		.early = 3, .seen = 16, .want_idx = 0, .want_utilized = true,
+	}, {
+		.row.desc = "1 in 16 is too little",
+		.row.table = &arm3, .row.hz = 1000, .util = 200,
+		.early = 1, .seen = 16, .want_idx = 2,
+	}, {
+		.row.desc = "not utilized: the pattern is not used",
+		.row.table = &arm3, .util = 16,
+		.early = 8, .seen = 16, .want_idx = 2,
+	}, {
+		.row.desc = "after a tick wakeup: the pattern is not used",
+		.row.table = &arm3, .util = 200, .artificial = true,
+		.early = 8, .seen = 16, .want_idx = 2,
+	}, {
+		.row.desc = "too rarely seen, last wakeup early: WFI",
+		.row.table = &arm3, .util = 200, .last_early = true,
+		.early = 0, .seen = 3, .want_idx = 0, .want_utilized = true,
+	}, {
+		.row.desc = "too rarely seen, last wakeup a timer: deepest",
+		.row.table = &arm3, .util = 200,
+		.early = 3, .seen = 3, .want_idx = 2,
+	}, {
+		.row.desc = "never early after such runs: the intercepts are overruled",
+		.row.table = &arm3, .util = 200, .intercepts = true,
+		.early = 0, .seen = 16, .want_idx = 2, .want_utilized = true,
+	}, {
+		.row.desc = "1 in 16 early: the intercepts stand",
+		.row.table = &arm3, .util = 200, .intercepts = true,
+		.early = 1, .seen = 16, .want_idx = 0,
+	}, {
+		.row.desc = "not utilized: the intercepts stand",
+		.row.table = &arm3, .util = 16, .intercepts = true,
+		.early = 0, .seen = 16, .want_idx = 0,
+	},
+};
+
+TEO_PARAMS(teo_guess);
+
+/*
+ * Utilization awareness reads the pattern of the current run: early wakeups
+ * with good enough odds make the choice shallower, none at all keep the
+ * candidate although the metrics say otherwise.  The sleep length (100 ms)
+ * plays no part.
+ */
+static void teo_test_guess(struct kunit *test)
+{
+	const struct teo_param *p = test->param_value;
+	const struct teo_guess_case *c =
+		container_of(p->row, struct teo_guess_case, row);
+	struct teo_metrics m = {
+		.artificial = c->artificial,
+		.last_early = c->last_early,
+		.run = 6,
+		.early_bin = 0,
+	};
+	struct teo_decision d;
+	struct teo_input in;
+
+	teo_make_input(&in, c->row.table, 0, NO_LIMIT, p->hz, false);
+	in.util = c->util;
+	in.util_threshold = TEO_CAPACITY >> TEO_UTIL_THRESHOLD_SHIFT;
+	m.patterns[c->last_early][6] = (struct teo_pattern) {
+		.early = c->early, .seen = c->seen,
+	};
+	m.bins[2].hits = TEO_PULSE;
+	if (c->intercepts)
+		m.bins[0].intercepts = SATURATED;
+
+	teo_decide(&in, &m, MS(100), teo_tick_ns(p->hz), &d);
+	teo_check_invariants(test, &in, &d, c->row.desc);
+	KUNIT_EXPECT_EQ(test, d.idx, c->want_idx);
+	KUNIT_EXPECT_EQ(test, d.utilized, c->want_utilized);
+}
+
+/*
+ * Each real wakeup is counted in the pattern of the run before it, then
+ * extends that run or starts a new one; the tick leaves the patterns alone
+ * and a pattern's counts halve once it has been seen often enough.
+ */
+static void teo_test_patterns(struct kunit *test)
+{
+	struct teo_wakeup timer = {
+		.sleep_length_ns = MS(3), .residency_ns = MS(3),
+		.exit_latency_ns = US(500),
+	};
+	struct teo_wakeup early = {
+		.sleep_length_ns = MS(3), .residency_ns = US(80),
+		.exit_latency_ns = US(1),
+	};
+	struct teo_wakeup tick = {
+		.sleep_length_ns = MS(30), .residency_ns = MS(4),
+		.exit_latency_ns = US(1), .artificial = true,
+	};
+	struct teo_metrics m = {};
+	struct teo_input in;
+	int i;
+
+	teo_make_input(&in, &arm3, 0, NO_LIMIT, 250, false);
+	teo_account(&in, &m, &timer);
+	teo_account(&in, &m, &timer);
+	KUNIT_EXPECT_FALSE(test, m.last_early);
+	KUNIT_EXPECT_EQ(test, m.run, 2);
+	KUNIT_EXPECT_EQ(test, m.patterns[0][1].seen, 1);
+
+	teo_account(&in, &m, &tick);
+	KUNIT_EXPECT_EQ(test, m.run, 2);
+	KUNIT_EXPECT_EQ(test, m.patterns[0][2].seen, 0);
+
+	teo_account(&in, &m, &early);
+	KUNIT_EXPECT_TRUE(test, m.last_early);
+	KUNIT_EXPECT_EQ(test, m.run, 1);
+	KUNIT_EXPECT_EQ(test, m.early_bin, 0);
+	KUNIT_EXPECT_EQ(test, m.patterns[0][2].early, 1);
+	KUNIT_EXPECT_EQ(test, m.patterns[0][2].seen, 1);
+
+	for (i = 0; i < 2 * TEO_RUN_MAX; i++)
+		teo_account(&in, &m, &early);
+	KUNIT_EXPECT_EQ(test, m.run, TEO_RUN_MAX - 1);
+	KUNIT_EXPECT_EQ(test, m.patterns[1][TEO_RUN_MAX - 1].seen, TEO_RUN_MAX + 2);
+
+	for (i = 0; i < TEO_PATTERN_WINDOW; i++)
+		teo_account(&in, &m, &early);
+	KUNIT_EXPECT_LT(test, m.patterns[1][TEO_RUN_MAX - 1].seen,
+			TEO_PATTERN_WINDOW);
+	KUNIT_EXPECT_EQ(test, m.patterns[1][TEO_RUN_MAX - 1].early,
+			m.patterns[1][TEO_RUN_MAX - 1].seen);
 }
 
 /*
@@ -1310,7 +1499,8 @@ static void teo_test_util_never_polls(struct kunit *test)
 	in.util_threshold = TEO_CAPACITY >> TEO_UTIL_THRESHOLD_SHIFT;
 	m.bins[3].hits = SATURATED;
 	m.bins[0].intercepts = TEO_PULSE;
-	m.early = TEO_PULSE;
+	m.last_early = true;
+	m.run = 1;
 	m.early_bin = 0;
 	for (i = 0; i < ARRAY_SIZE(rows); i++) {
 		in.util = rows[i].util;
@@ -1333,6 +1523,8 @@ static struct kunit_case teo_test_cases[] = {
 	KUNIT_CASE_PARAM(teo_test_history, teo_history_gen_params),
 	KUNIT_CASE_PARAM(teo_test_util, teo_util_gen_params),
 	KUNIT_CASE(teo_test_util_never_polls),
+	KUNIT_CASE_PARAM(teo_test_guess, teo_guess_gen_params),
+	KUNIT_CASE(teo_test_patterns),
 	{}
 };
 

@@ -84,12 +84,14 @@
  *    its time limit is the next state's target residency, so it would
  *    always apply, and polling is cheap to leave.
  *
- *    Utilization (step 2a): if early wakeups do not dominate the metrics
- *    but the CPU is utilized (see below) and its last wakeup came early (or
- *    the two before a single timer wakeup did), the governor picks for the
- *    bin the last early wakeup ended in, as step 2 would once the metrics
- *    caught up, which takes several wakeups.  It never picks a polling
- *    state this way, and not right after a tick or polling-limit wakeup.
+ *    Utilization (step 2a): on a utilized CPU (see below), when the tick
+ *    or the polling limit did not cause the last wakeup, the governor also
+ *    asks the wakeup patterns what comes next.  If an early wakeup is
+ *    likely enough and step 2 did not already pick a shallower state, it
+ *    picks for the bin the last early wakeup ended in, as step 2 would once
+ *    the metrics caught up; it never picks a polling state this way.  If an
+ *    early wakeup is unlikely and step 2 did pick a shallower state, the
+ *    candidate stands.
  *
  * 3. The sleep length is asked for only if it can change the answer.  It
  *    cannot when early wakeups dominated and the chosen state is the
@@ -124,25 +126,37 @@
  * (arch_scale_cpu_capacity()); without CONFIG_SMP it never is.  Interactive
  * work comes in bursts of early wakeups (input, GPU, network, ping-pong
  * between CPUs), and the decaying metrics take several wakeups to notice the
- * start of one: each of those is spent in a state too deep.  On a utilized
- * CPU the governor acts on the first early wakeup of a burst instead (step
- * 2a); the record of recent early wakeups behind it halves at every wakeup
- * that is not artificial, so a single timer wakeup inside a burst does not
- * end it and two in a row do.
+ * start of a burst, each of them spent in a state too deep, and several more
+ * to notice its end.  They also blur a rhythm: a frame that waits for the GPU
+ * three times and then for the next vsync timer shows three intercepts in
+ * four wakeups, so step 2 keeps every idle period shallow, the vsync one
+ * too.
  *
- * Utilization is only a permission, never evidence: it does not make any
- * state shallower by itself, the metrics and the timer still decide
- * everything else, and step 4 can only make the choice shallower.  That is
- * what keeps clear of the three problems that had utilization awareness
- * reverted from Linux 6.11, which picked a shallower state whenever the CPU
- * was utilized:
+ * Wakeup patterns capture the rhythm.  The governor keeps the length of the
+ * current *run* (wakeups in a row that all came early, or all did not; tick
+ * and polling-limit wakeups are left out) and, for each kind and length of
+ * run up to 31, how many of the wakeups that followed such a run came early,
+ * out of how many (halved every 64, so old habits fade).  A pattern seen
+ * fewer than 4 times says "early" if the last wakeup was early and nothing
+ * otherwise.  Else it says "early" if the odds are better than 1 in 14, and
+ * "timer" if they are below 1 in 16.  A wrong "early" costs a shallow state
+ * until the next tick at most (step 5 keeps the tick), so with a tick period
+ * above 4 ms the odds must be better in proportion: 1 in 5.6 at HZ=100.
+ *
+ * Utilization is a permission, not evidence: without wakeups that were
+ * actually early it changes nothing, and step 4 can still make the choice
+ * shallower.  That is what keeps clear of the three problems that had
+ * utilization awareness reverted from Linux 6.11, which picked a shallower
+ * state whenever the CPU was utilized:
  *
  * - a light periodic task on a CPU with only WFI and CPU-off kept it in WFI
- *   with the tick running: here, wakeups by timers are no early wakeups, so
- *   such a CPU picks CPU-off and stops the tick as if it were not utilized;
+ *   with the tick running: here, a CPU woken only by timers has patterns
+ *   that never say "early", so it picks CPU-off and stops the tick as if it
+ *   were not utilized;
  * - utilization decays for about 150 ms after a burst, and low-activity use
- *   (video playback) lost power in shallow states all that time: here,
- *   decaying utilization without early wakeups changes nothing;
+ *   (video playback) lost power in shallow states all that time: here, the
+ *   patterns after a burst soon say "timer", which makes the choice deeper
+ *   if anything;
  * - on x86 the polling state 0 burned power when picked for utilization:
  *   here, utilization never picks a polling state.
  *
@@ -325,11 +339,36 @@ static void teo_intercept_choice(const struct teo_input *in,
 	d->intercept_bound_ns = teo_residency(in, i + 1);
 }
 
+enum teo_guess { TEO_GUESS_NONE, TEO_GUESS_EARLY, TEO_GUESS_TIMER };
+
 /*
- * Step 2a: on a utilized CPU whose last wakeup(s) came early, pick for the
- * bin the last one ended in as if the metrics already said so: the deepest
- * usable state that fits it or, if none does, the shallowest usable one
- * above; never a polling state, never @d->idx or deeper.
+ * Step 2a: what the wakeups that followed runs like the current one say of
+ * the next wakeup on a utilized CPU.  A pattern seen too rarely yet says
+ * "early" if the last wakeup was early.
+ */
+static enum teo_guess teo_guess(const struct teo_input *in,
+				const struct teo_metrics *m)
+{
+	const struct teo_pattern *p = &m->patterns[m->last_early][m->run];
+	u64 tick_ns = max_t(s64, in->tick_period_ns, TEO_GUESS_TICK_NS);
+
+	if (!teo_utilized(in) || m->artificial)
+		return TEO_GUESS_NONE;
+	if (p->seen < TEO_PATTERN_MIN)
+		return m->last_early ? TEO_GUESS_EARLY : TEO_GUESS_NONE;
+	if (p->early * TEO_TIMER_ODDS < p->seen)
+		return TEO_GUESS_TIMER;
+	if ((u64)p->early * TEO_GUESS_ODDS * TEO_GUESS_TICK_NS >
+	    (u64)p->seen * tick_ns)
+		return TEO_GUESS_EARLY;
+	return TEO_GUESS_NONE;
+}
+
+/*
+ * Step 2a, early wakeup guessed: pick for the bin the last early wakeup
+ * ended in as if the metrics already said so: the deepest usable state that
+ * fits it or, if none does, the shallowest usable one above; never a polling
+ * state, never @d->idx or deeper.
  */
 static void teo_burst_choice(const struct teo_input *in,
 			     const struct teo_metrics *m,
@@ -338,8 +377,7 @@ static void teo_burst_choice(const struct teo_input *in,
 	s64 floor_ns = in->tick_stopped ? in->tick_period_ns : S64_MIN;
 	int i, bin = m->early_bin, cand = d->idx;
 
-	if (!teo_utilized(in) || m->artificial ||
-	    m->early <= TEO_PULSE / 2 || bin < 0 || bin >= cand)
+	if (bin < 0 || bin >= cand)
 		return;
 
 	for (i = bin; i >= 0; i--) {
@@ -402,8 +440,21 @@ TEO_VISIBLE void teo_decide_early(const struct teo_input *in,
 	}
 
 	teo_intercept_choice(in, m, cand, d);
-	if (d->idx == cand)
-		teo_burst_choice(in, m, d);
+	switch (teo_guess(in, m)) {
+	case TEO_GUESS_EARLY:
+		if (d->idx == cand)
+			teo_burst_choice(in, m, d);
+		break;
+	case TEO_GUESS_TIMER:
+		if (d->idx < cand) {
+			d->idx = cand;
+			d->intercept_bound_ns = KTIME_MAX;
+			d->utilized = true;
+		}
+		break;
+	case TEO_GUESS_NONE:
+		break;
+	}
 	d->intercepted = d->idx < cand;
 
 	if (d->intercepted && d->idx == shallowest)
@@ -475,8 +526,9 @@ static void teo_decay(unsigned int *metric)
  *
  * Decays every metric, then adds a pulse to the hits of the sleep length's
  * bin if the idle period ended in that bin, or to the intercepts of the bin
- * it ended in otherwise; unless the wakeup was artificial, also updates the
- * record of recent early wakeups that utilization awareness uses.  A
+ * it ended in otherwise.  An artificial wakeup adds to the idle time cut
+ * short since the last real one; a real wakeup resets it, is counted in the
+ * pattern of the run before it, and extends that run or starts a new one.  A
  * duration falls into the bin of the deepest state whose target residency
  * does not exceed it; disabled states keep their bins, so that toggling a
  * state does not scramble the history.
@@ -519,11 +571,21 @@ TEO_VISIBLE void teo_account(const struct teo_input *in,
 	else
 		m->outlived_ns = 0;
 	if (!w->artificial) {
-		m->early /= 2;
-		if (idle_bin != timer_bin) {
-			m->early += TEO_PULSE;
-			m->early_bin = idle_bin;
+		struct teo_pattern *p = &m->patterns[m->last_early][m->run];
+		bool early = idle_bin != timer_bin;
+
+		p->early += early;
+		if (++p->seen >= TEO_PATTERN_WINDOW) {
+			p->early /= 2;
+			p->seen /= 2;
 		}
+		if (early != m->last_early)
+			m->run = 0;
+		if (m->run < TEO_RUN_MAX - 1)
+			m->run++;
+		m->last_early = early;
+		if (early)
+			m->early_bin = idle_bin;
 	}
 }
 

@@ -10,6 +10,7 @@
 #define __CPUIDLE_GOV_TEO_H
 
 #include <linux/cpuidle.h>
+#include <linux/time64.h>
 #include <linux/types.h>
 
 /* Added to the metric of the bin an event lands in. */
@@ -34,25 +35,56 @@ struct teo_bin {
 
 /* A CPU is utilized above 1/2^TEO_UTIL_THRESHOLD_SHIFT of its capacity. */
 #define TEO_UTIL_THRESHOLD_SHIFT	6
+
+/* Runs of up to TEO_RUN_MAX - 1 alike wakeups are told apart. */
+#define TEO_RUN_MAX		32
+/* A pattern's counts are halved when it has been seen this many times. */
+#define TEO_PATTERN_WINDOW	64
+/* A pattern seen fewer times than this says nothing yet. */
+#define TEO_PATTERN_MIN		4
+/*
+ * Utilization awareness acts on an early wakeup if its odds are better than
+ * 1 in TEO_GUESS_ODDS, with a tick period of up to TEO_GUESS_TICK_NS; a
+ * longer tick period (a wrong guess costs up to one) needs proportionally
+ * better odds.
+ */
+#define TEO_GUESS_ODDS		14
+#define TEO_GUESS_TICK_NS	(4 * NSEC_PER_MSEC)
+/* ... and on a timer wakeup if the odds of an early one are below this. */
+#define TEO_TIMER_ODDS		16
+
+/**
+ * struct teo_pattern - What followed one kind of run of wakeups.
+ * @early: How many of the wakeups that followed it came early.
+ * @seen: How many wakeups followed it.
+ */
+struct teo_pattern {
+	u8 early;
+	u8 seen;
+};
+
 /**
  * struct teo_metrics - Per-CPU wakeup history of the governor.
  * @bins: One bin per idle state of the driver.
- * @early: Short memory of early wakeups for utilization awareness: halves
- *	at every wakeup that is not artificial and gains %TEO_PULSE if it was
- *	an intercept.  Above %TEO_PULSE / 2 it says that the last wakeup came
- *	early, or the two before a single timer wakeup did.
  * @early_bin: The bin the last intercept ended in.
  * @artificial: The last wakeup came from the tick or the polling limit.
  * @outlived_ns: Idle time spent since the last wakeup that was not
  *	artificial: what the CPU has already waited through in this idle
  *	period when the tick or the polling limit woke it.
+ * @last_early: The last wakeup that was not artificial was an intercept.
+ * @run: How many wakeups in a row, up to and including that one, were of
+ *	its kind (intercepts or not), up to %TEO_RUN_MAX - 1.
+ * @patterns: For each kind of last wakeup and each @run, what followed
+ *	(artificial wakeups are left out).
  */
 struct teo_metrics {
 	struct teo_bin bins[CPUIDLE_STATE_MAX];
-	unsigned int early;
 	int early_bin;
 	bool artificial;
 	s64 outlived_ns;
+	bool last_early;
+	u8 run;
+	struct teo_pattern patterns[2][TEO_RUN_MAX];
 };
 
 /**
@@ -87,8 +119,9 @@ struct teo_input {
  *	usable one because non-timer wakeups dominate recent history.
  * @intercept_bound_ns: With @intercepted, the time by which most early
  *	wakeups came: the upper edge of the median early wakeup's bin.
- * @utilized: @intercepted holds only because the CPU is utilized and the
- *	last wakeup(s) came early (the metrics alone did not say so).
+ * @utilized: Utilization awareness changed step 2's choice: it picked a
+ *	shallower state for an early wakeup that the metrics did not yet
+ *	foresee, or kept the candidate for a timer wakeup they did not.
  */
 struct teo_decision {
 	int idx;
