@@ -50,7 +50,7 @@ struct teo_bin {
  */
 #define TEO_GUESS_ODDS		14
 #define TEO_GUESS_TICK_NS	(4 * NSEC_PER_MSEC)
-/* ... and on a timer wakeup if the odds of an early one are below this. */
+/* It expects a timer wakeup if the odds are below 1 in TEO_TIMER_ODDS. */
 #define TEO_TIMER_ODDS		16
 
 /**
