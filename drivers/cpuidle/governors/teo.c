@@ -298,14 +298,41 @@ static int teo_sleeper(const struct teo_input *in, int from, int cand,
 	return cand;
 }
 
+enum teo_guess { TEO_GUESS_NONE, TEO_GUESS_EARLY, TEO_GUESS_TIMER };
+
+/*
+ * Step 2a: what the wakeups that followed runs like the current one say of
+ * the next wakeup on a utilized CPU.  A pattern seen too rarely yet says
+ * "early" if the last wakeup was early.
+ */
+static enum teo_guess teo_guess(const struct teo_input *in,
+				const struct teo_metrics *m)
+{
+	const struct teo_pattern *p = &m->patterns[m->last_early][m->run];
+	u64 tick_ns;
+
+	if (!teo_utilized(in) || m->artificial)
+		return TEO_GUESS_NONE;
+	tick_ns = max_t(s64, in->tick_period_ns, TEO_GUESS_TICK_NS);
+	if (p->seen < TEO_PATTERN_MIN)
+		return m->last_early ? TEO_GUESS_EARLY : TEO_GUESS_NONE;
+	if (p->early * TEO_TIMER_ODDS < p->seen)
+		return TEO_GUESS_TIMER;
+	if ((u64)p->early * TEO_GUESS_ODDS * TEO_GUESS_TICK_NS >
+	    (u64)p->seen * tick_ns)
+		return TEO_GUESS_EARLY;
+	return TEO_GUESS_NONE;
+}
+
 /*
  * Step 2: pick a state for the median early wakeup; set @d->idx to it and
  * @d->intercept_bound_ns to the upper edge of its bin.  @d->idx stays @cand
- * if early wakeups do not dominate or no usable state suits them.
+ * if early wakeups do not dominate, no usable state suits them, the CPU has
+ * already outlived them, or (@guess) utilization awareness expects a timer.
  */
 static void teo_intercept_choice(const struct teo_input *in,
 				 const struct teo_metrics *m, int cand,
-				 struct teo_decision *d)
+				 enum teo_guess guess, struct teo_decision *d)
 {
 	unsigned int early = 0, rest = 0, seen = 0;
 	s64 floor_ns = in->tick_stopped ? in->tick_period_ns : S64_MIN;
@@ -335,33 +362,12 @@ static void teo_intercept_choice(const struct teo_input *in,
 	if (m->artificial && !teo_polls(in, idx) &&
 	    teo_residency(in, i + 1) <= m->outlived_ns)
 		return;
+	if (guess == TEO_GUESS_TIMER && idx < cand) {
+		d->utilized = true;
+		return;
+	}
 	d->idx = idx;
 	d->intercept_bound_ns = teo_residency(in, i + 1);
-}
-
-enum teo_guess { TEO_GUESS_NONE, TEO_GUESS_EARLY, TEO_GUESS_TIMER };
-
-/*
- * Step 2a: what the wakeups that followed runs like the current one say of
- * the next wakeup on a utilized CPU.  A pattern seen too rarely yet says
- * "early" if the last wakeup was early.
- */
-static enum teo_guess teo_guess(const struct teo_input *in,
-				const struct teo_metrics *m)
-{
-	const struct teo_pattern *p = &m->patterns[m->last_early][m->run];
-	u64 tick_ns = max_t(s64, in->tick_period_ns, TEO_GUESS_TICK_NS);
-
-	if (!teo_utilized(in) || m->artificial)
-		return TEO_GUESS_NONE;
-	if (p->seen < TEO_PATTERN_MIN)
-		return m->last_early ? TEO_GUESS_EARLY : TEO_GUESS_NONE;
-	if (p->early * TEO_TIMER_ODDS < p->seen)
-		return TEO_GUESS_TIMER;
-	if ((u64)p->early * TEO_GUESS_ODDS * TEO_GUESS_TICK_NS >
-	    (u64)p->seen * tick_ns)
-		return TEO_GUESS_EARLY;
-	return TEO_GUESS_NONE;
 }
 
 /*
@@ -409,6 +415,7 @@ TEO_VISIBLE void teo_decide_early(const struct teo_input *in,
 				  struct teo_decision *d)
 {
 	int i, cand = -1, shallowest = -1, first_enabled = -1;
+	enum teo_guess guess;
 
 	d->need_sleep_length = false;
 	d->intercepted = false;
@@ -439,22 +446,10 @@ TEO_VISIBLE void teo_decide_early(const struct teo_input *in,
 		return;
 	}
 
-	teo_intercept_choice(in, m, cand, d);
-	switch (teo_guess(in, m)) {
-	case TEO_GUESS_EARLY:
-		if (d->idx == cand)
-			teo_burst_choice(in, m, d);
-		break;
-	case TEO_GUESS_TIMER:
-		if (d->idx < cand) {
-			d->idx = cand;
-			d->intercept_bound_ns = KTIME_MAX;
-			d->utilized = true;
-		}
-		break;
-	case TEO_GUESS_NONE:
-		break;
-	}
+	guess = teo_guess(in, m);
+	teo_intercept_choice(in, m, cand, guess, d);
+	if (guess == TEO_GUESS_EARLY && d->idx == cand)
+		teo_burst_choice(in, m, d);
 	d->intercepted = d->idx < cand;
 
 	if (d->intercepted && d->idx == shallowest)
