@@ -534,6 +534,7 @@ TEO_VISIBLE void teo_account(const struct teo_input *in,
 {
 	s64 duration_ns = w->sleep_length_ns;
 	int i, timer_bin = 0, idle_bin = 0;
+	bool early;
 
 	if (!w->artificial) {
 		u64 lat_ns = max_t(s64, w->exit_latency_ns, 0);
@@ -553,22 +554,21 @@ TEO_VISIBLE void teo_account(const struct teo_input *in,
 			idle_bin = i;
 	}
 
-	if (idle_bin == timer_bin)
-		m->bins[idle_bin].hits += TEO_PULSE;
-	else
+	early = idle_bin != timer_bin;
+	if (early)
 		m->bins[idle_bin].intercepts += TEO_PULSE;
+	else
+		m->bins[idle_bin].hits += TEO_PULSE;
 
 	m->artificial = w->artificial;
-	if (w->artificial)
+	if (w->artificial) {
 		m->outlived_ns = min_t(u64, (u64)m->outlived_ns +
 				       min_t(u64, w->residency_ns, KTIME_MAX),
 				       KTIME_MAX);
-	else
-		m->outlived_ns = 0;
-	if (!w->artificial) {
+	} else {
 		struct teo_pattern *p = &m->patterns[m->last_early][m->run];
-		bool early = idle_bin != timer_bin;
 
+		m->outlived_ns = 0;
 		p->early += early;
 		if (++p->seen >= TEO_PATTERN_WINDOW) {
 			p->early /= 2;
