@@ -5,6 +5,8 @@
 # default ~/.cache/teo, never in this clone.
 #
 #   make check              every test (installs what it needs)
+#   BASE=7.3 (default) or BASE=6.12 picks the kernel base of run, kunit,
+#   lint and tree
 #   make run                boot the patched kernel in QEMU (arm64, or ARCH=x86_64)
 #                           and show the governors at work
 #   make kunit ARCH=x86_64  the KUnit suite on one architecture (or arm64)
@@ -42,11 +44,9 @@ harness: deps
 	@$(SCRIPTS)/harness
 
 bench: deps
-	@$(SCRIPTS)/tree >/dev/null
 	@$(SCRIPTS)/bench
 
 bench-readme: deps
-	@$(SCRIPTS)/tree >/dev/null
 	@$(SCRIPTS)/bench --update-readme
 
 deps:

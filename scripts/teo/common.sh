@@ -9,10 +9,20 @@ set -euo pipefail
 
 TEO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TEO_CACHE=${TEO_CACHE:-$HOME/.cache/teo}
-TEO_TARBALL=${TEO_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
-TEO_PRISTINE=$TEO_CACHE/linux-source-6.12
-TEO_TREE=$TEO_CACHE/tree
-TEO_BUILD=$TEO_CACHE/build
+
+# The bases: mainline (what the series is for) and the LTS backport.  BASE
+# (as in "make kunit BASE=6.12") or TEO_BASE picks one; mainline is the
+# default.  Each base has its own pristine source, patched tree and builds.
+TEO_BASES=(7.3 6.12)
+TEO_MAINLINE=${TEO_BASES[0]}
+TEO_BASE=${TEO_BASE:-${BASE:-$TEO_MAINLINE}}
+case " ${TEO_BASES[*]} " in
+*" $TEO_BASE "*) ;;
+*) echo "teo: error: unknown base '$TEO_BASE' (expected one of: ${TEO_BASES[*]})" >&2; exit 1 ;;
+esac
+TEO_PRISTINE=$TEO_CACHE/linux-source-$TEO_BASE
+TEO_TREE=$TEO_CACHE/tree-$TEO_BASE
+TEO_BUILD=$TEO_CACHE/build/$TEO_BASE
 TEO_JOBS=${TEO_JOBS:-$(nproc)}
 export CCACHE_DIR=${CCACHE_DIR:-$TEO_CACHE/ccache}
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
@@ -28,6 +38,12 @@ die()
 say()
 {
 	echo "teo: $*" >&2
+}
+
+# pristine BASE: the unpacked pristine source of BASE (made by scripts/teo/source).
+pristine()
+{
+	echo "$TEO_CACHE/linux-source-$1"
 }
 
 # cross_prefix ARCH: the CROSS_COMPILE prefix for ARCH on this host.
