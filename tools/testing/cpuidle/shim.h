@@ -55,6 +55,8 @@ typedef s64 ktime_t;
 #define __shim_enabled2(val)		__shim_enabled3(__shim_one_##val)
 #define IS_ENABLED(option)		__shim_enabled2(option)
 
+/* The harness is no KUnit kernel: the decision core stays static. */
+#define VISIBLE_IF_KUNIT		static
 #define EXPORT_SYMBOL_IF_KUNIT(sym)
 
 /* 64-bit arithmetic helpers: plain C here. */
