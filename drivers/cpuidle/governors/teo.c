@@ -410,7 +410,7 @@ static void teo_burst_choice(const struct teo_input *in,
  * which case the caller must query the sleep length and complete the
  * decision with teo_decide_late().
  */
-TEO_VISIBLE void teo_decide_early(const struct teo_input *in,
+VISIBLE_IF_KUNIT void teo_decide_early(const struct teo_input *in,
 				  const struct teo_metrics *m,
 				  struct teo_decision *d)
 {
@@ -461,10 +461,7 @@ TEO_VISIBLE void teo_decide_early(const struct teo_input *in,
 
 	d->need_sleep_length = true;
 }
-
-#if IS_ENABLED(CONFIG_CPU_IDLE_GOV_TEO_KUNIT_TEST)
 EXPORT_SYMBOL_IF_KUNIT(teo_decide_early);
-#endif
 
 /**
  * teo_decide_late - Complete a selection once the sleep length is known.
@@ -475,7 +472,7 @@ EXPORT_SYMBOL_IF_KUNIT(teo_decide_early);
  *
  * Steps 4 and 5 of the selection described in the DOC block.
  */
-TEO_VISIBLE void teo_decide_late(const struct teo_input *in,
+VISIBLE_IF_KUNIT void teo_decide_late(const struct teo_input *in,
 				 s64 sleep_length_ns, s64 delta_tick_ns,
 				 struct teo_decision *d)
 {
@@ -503,10 +500,7 @@ TEO_VISIBLE void teo_decide_late(const struct teo_input *in,
 	d->stop_tick = !keep_tick;
 	d->need_sleep_length = false;
 }
-
-#if IS_ENABLED(CONFIG_CPU_IDLE_GOV_TEO_KUNIT_TEST)
 EXPORT_SYMBOL_IF_KUNIT(teo_decide_late);
-#endif
 
 static void teo_decay(unsigned int *metric)
 {
@@ -528,7 +522,7 @@ static void teo_decay(unsigned int *metric)
  * does not exceed it; disabled states keep their bins, so that toggling a
  * state does not scramble the history.
  */
-TEO_VISIBLE void teo_account(const struct teo_input *in,
+VISIBLE_IF_KUNIT void teo_account(const struct teo_input *in,
 			     struct teo_metrics *m,
 			     const struct teo_wakeup *w)
 {
@@ -583,10 +577,7 @@ TEO_VISIBLE void teo_account(const struct teo_input *in,
 			m->early_bin = idle_bin;
 	}
 }
-
-#if IS_ENABLED(CONFIG_CPU_IDLE_GOV_TEO_KUNIT_TEST)
 EXPORT_SYMBOL_IF_KUNIT(teo_account);
-#endif
 
 static void teo_gather(struct cpuidle_driver *drv, struct cpuidle_device *dev,
 		       struct teo_input *in)

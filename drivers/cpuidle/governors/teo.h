@@ -3,8 +3,9 @@
  * Timer events oriented (TEO) CPU idle governor: the decision core.
  *
  * The types below are the explicit inputs and outputs of the governor's
- * decision logic.  The functions are visible outside teo.c only when the
- * KUnit suite is enabled, so that it tests the very code the kernel runs.
+ * decision logic.  The functions are visible outside teo.c only in kernels
+ * with KUnit (VISIBLE_IF_KUNIT), so that tests call the very code the kernel
+ * runs.
  */
 #ifndef __CPUIDLE_GOV_TEO_H
 #define __CPUIDLE_GOV_TEO_H
@@ -148,17 +149,13 @@ struct teo_wakeup {
 	bool artificial;
 };
 
-#if IS_ENABLED(CONFIG_CPU_IDLE_GOV_TEO_KUNIT_TEST)
-#define TEO_VISIBLE
-
+#if IS_ENABLED(CONFIG_KUNIT)
 void teo_decide_early(const struct teo_input *in,
 		      const struct teo_metrics *m, struct teo_decision *d);
 void teo_decide_late(const struct teo_input *in, s64 sleep_length_ns,
 		     s64 delta_tick_ns, struct teo_decision *d);
 void teo_account(const struct teo_input *in, struct teo_metrics *m,
 		 const struct teo_wakeup *w);
-#else
-#define TEO_VISIBLE		static
 #endif
 
 #endif /* __CPUIDLE_GOV_TEO_H */
