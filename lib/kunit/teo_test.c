@@ -22,6 +22,7 @@
  * Copyright (C) 2026 The TEO governor developers
  */
 
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/container_of.h>
 #include <linux/cpuidle.h>
@@ -29,6 +30,8 @@
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/module.h>
+#include <linux/preempt.h>
+#include <linux/smp.h>
 #include <linux/stddef.h>
 #include <linux/string.h>
 
@@ -268,7 +271,8 @@ static const void *teo_gen_params(const void *prev, char *desc,
 	static struct teo_param						\
 	name##_params[ARRAY_SIZE(name##_cases) * ARRAY_SIZE(teo_hz)];	\
 	static int name##_nparams;					\
-	static const void *name##_gen_params(const void *prev, char *desc) \
+	static const void *name##_gen_params(struct kunit *test,	\
+					     const void *prev, char *desc) \
 	{								\
 		return teo_gen_params(prev, desc, name##_cases,		\
 				      ARRAY_SIZE(name##_cases),		\
@@ -317,10 +321,49 @@ struct teo_select_case {
 
 static const struct teo_select_case teo_select_cases[] = {
 	{
-		.row.desc = "one non-polling state: use it, stop the tick, no query",
+		.row.desc = "one state shorter than the tick: use it, keep the tick, no query",
 		.row.table = &wfi_only, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = US(50),
+		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+	}, {
+		.row.desc = "one state shorter than the tick, tick stopped: stop it",
+		.row.table = &wfi_only, .latency_req_ns = NO_LIMIT,
+		.tick_stopped = true, .sleep_ns = MS(50),
 		.want_idx = 0, .want_stop_tick = true, .want_asked = false,
+	}, {
+		.row.desc = "only C3 enabled, deeper than a 1 ms tick: stop the tick",
+		.row.table = &x86, .disabled = 0x7, .latency_req_ns = NO_LIMIT,
+		.row.hz = 1000, .sleep_ns = US(10),
+		.want_idx = 3, .want_stop_tick = true, .want_asked = false,
+	}, {
+		.row.desc = "only C3 enabled, within a 4 ms tick: keep the tick",
+		.row.table = &x86, .disabled = 0x7, .latency_req_ns = NO_LIMIT,
+		.row.hz = 250, .sleep_ns = MS(50),
+		.want_idx = 3, .want_stop_tick = false, .want_asked = false,
+	}, {
+		.row.desc = "intercepts 400/250/251 in bins 0-2: no deeper than the most common",
+		.row.table = &x86, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = MS(100),
+		.intercepts = { [0] = 400, [1] = 250, [2] = 251 },
+		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+	}, {
+		.row.desc = "arm2 intercepts pick WFI, the shallowest: tick kept, no query",
+		.row.table = &arm2, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = MS(50), .delta_tick_pct = 50,
+		.hits = { [1] = 1000 }, .intercepts = { [0] = 8000 },
+		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+	}, {
+		.row.desc = "arm2 intercepts pick WFI, tick stopped, timer in 50 ms: cpu-off",
+		.row.table = &arm2, .latency_req_ns = NO_LIMIT, .tick_stopped = true,
+		.sleep_ns = MS(50),
+		.hits = { [1] = 1000 }, .intercepts = { [0] = 8000 },
+		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
+	}, {
+		.row.desc = "arm2 intercepts pick WFI, tick stopped, timer in 1.5 ticks: WFI",
+		.row.table = &arm2, .latency_req_ns = NO_LIMIT, .tick_stopped = true,
+		.sleep_tick_pct = 150,
+		.hits = { [1] = 1000 }, .intercepts = { [0] = 8000 },
+		.want_idx = 0, .want_stop_tick = true, .want_asked = true,
 	}, {
 		.row.desc = "one polling state: use it, keep the tick",
 		.row.table = &poll_only, .latency_req_ns = NO_LIMIT,
@@ -332,10 +375,10 @@ static const struct teo_select_case teo_select_cases[] = {
 		.sleep_ns = MS(100),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
 	}, {
-		.row.desc = "only C2 enabled: use it without a query",
+		.row.desc = "only C2 enabled: use it without a query, tick kept",
 		.row.table = &x86, .disabled = 0xb, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = US(10),
-		.want_idx = 2, .want_stop_tick = true, .want_asked = false,
+		.want_idx = 2, .want_stop_tick = false, .want_asked = false,
 	}, {
 		.row.desc = "no history, far timer: deepest state, tick stopped",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT,
@@ -412,10 +455,10 @@ static const struct teo_select_case teo_select_cases[] = {
 		.sleep_ns = MS(100),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
 	}, {
-		.row.desc = "latency limit leaves WFI only: no query",
+		.row.desc = "latency limit leaves WFI only: no query, tick kept",
 		.row.table = &arm2, .latency_req_ns = US(100),
 		.sleep_ns = MS(100),
-		.want_idx = 0, .want_stop_tick = true, .want_asked = false,
+		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
 	}, {
 		.row.desc = "tick running: intercepts in bin 0 pick WFI, no query",
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT,
@@ -441,7 +484,7 @@ static const struct teo_select_case teo_select_cases[] = {
 		.hits = { [1] = 1000 }, .intercepts = { [0] = 8000 },
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
 	}, {
-		.row.desc = "tick stopped: intercepts cannot pick states below the tick",
+		.row.desc = "tick stopped, no timer within two ticks: the deepest that fits",
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .tick_stopped = true,
 		.sleep_ns = MS(100),
 		.hits = { [2] = 1000 }, .intercepts = { [0] = 8000 },
@@ -539,7 +582,7 @@ static const struct teo_select_case teo_select_cases[] = {
 		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
 	}, {
 		.row.desc = "equal target residencies: early wakeups skip the empty bin",
-		.row.table = &armeq, .latency_req_ns = NO_LIMIT,
+		.row.table = &armeq, .latency_req_ns = NO_LIMIT, .row.hz = 100,
 		.sleep_ns = MS(100),
 		.hits = { [2] = 1000 }, .intercepts = { [0] = 4000 },
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
@@ -612,8 +655,13 @@ static const struct teo_account_case teo_account_cases[] = {
 	{
 		.desc = "x86: woke by the timer in C2's bin: hit in C2",
 		.table = &x86, .want_bin = 2, .want_hit = true,
-		.w = { .sleep_length_ns = MS(2), .residency_ns = MS(2),
+		.w = { .sleep_length_ns = MS(2), .residency_ns = MS(2) + US(120),
 		       .exit_latency_ns = US(120) },
+	}, {
+		.desc = "x86: in the timer's bin but 1.5 ms before it: intercept in C3",
+		.table = &x86, .want_bin = 3, .want_hit = false,
+		.w = { .sleep_length_ns = MS(5), .residency_ns = MS(4),
+		       .exit_latency_ns = US(1034) },
 	}, {
 		.desc = "x86: interrupt at 100 us, timer at 2 ms: intercept in C1",
 		.table = &x86, .want_bin = 1, .want_hit = false,
@@ -665,18 +713,18 @@ static const struct teo_account_case teo_account_cases[] = {
 		.w = { .sleep_length_ns = KTIME_MAX, .residency_ns = US(20),
 		       .exit_latency_ns = US(1) },
 	}, {
-		.desc = "arm3: sleep length not asked, long idle: hit in the deepest",
-		.table = &arm3, .want_bin = 2, .want_hit = true,
+		.desc = "arm3: sleep length not asked, long idle: intercept in the deepest",
+		.table = &arm3, .want_bin = 2, .want_hit = false,
 		.w = { .sleep_length_ns = KTIME_MAX, .residency_ns = MS(30),
 		       .exit_latency_ns = US(1) },
 	}, {
 		.desc = "armeq: 3 ms lands in the deeper twin's bin",
 		.table = &armeq, .want_bin = 2, .want_hit = true,
-		.w = { .sleep_length_ns = MS(3), .residency_ns = MS(3),
+		.w = { .sleep_length_ns = MS(3), .residency_ns = MS(3) + US(1),
 		       .exit_latency_ns = US(1) },
 	}, {
-		.desc = "armeq: interrupt at 2.6 ms, timer at 1 s: no deeper bin",
-		.table = &armeq, .want_bin = 2, .want_hit = true,
+		.desc = "armeq: interrupt at 2.6 ms, timer at 1 s: intercept, no deeper bin",
+		.table = &armeq, .want_bin = 2, .want_hit = false,
 		.w = { .sleep_length_ns = MS(1000), .residency_ns = US(2600),
 		       .exit_latency_ns = US(1) },
 	}, {
@@ -750,7 +798,7 @@ static void teo_test_decay(struct kunit *test)
 {
 	struct teo_metrics m = {};
 	struct teo_wakeup w = {
-		.sleep_length_ns = MS(100), .residency_ns = MS(100),
+		.sleep_length_ns = MS(100), .residency_ns = MS(100) + 1,
 	};
 	struct teo_input in;
 	int i;
@@ -798,7 +846,9 @@ static void teo_test_account_stays_in_table(struct kunit *test)
 		m.bins[i].hits = 8;
 	teo_account(&in, &m, &w);
 
-	KUNIT_EXPECT_EQ(test, m.bins[1].hits, 7 + TEO_PULSE);
+	/* Woken at "infinity" with no timer: not a timer's hit. */
+	KUNIT_EXPECT_EQ(test, m.bins[1].hits, 7);
+	KUNIT_EXPECT_EQ(test, m.bins[1].intercepts, TEO_PULSE);
 	for (i = 2; i < CPUIDLE_STATE_MAX; i++)
 		KUNIT_EXPECT_EQ_MSG(test, m.bins[i].hits, 8,
 				    "bin %d beyond the table was touched", i);
@@ -978,9 +1028,11 @@ static void teo_test_history(struct kunit *test)
 			tick_woke = true;
 		}
 
+		/* The core's residency includes half the exit latency. */
 		w = (struct teo_wakeup) {
 			.sleep_length_ns = asked ? sleep_ns : KTIME_MAX,
-			.residency_ns = wake_ns,
+			.residency_ns = wake_ns +
+					in.states[d.idx].exit_latency_ns / 2,
 			.exit_latency_ns = in.states[d.idx].exit_latency_ns,
 			.artificial = tick_woke,
 		};
@@ -1041,6 +1093,12 @@ struct teo_run {
 };
 
 /* PELT in 100 us steps: a half-life of about 35 ms either way. */
+/* What the glue finds for @util on a CPU of TEO_CAPACITY. */
+static bool teo_util_above(unsigned long util)
+{
+	return util > TEO_CAPACITY >> TEO_UTIL_THRESHOLD_SHIFT;
+}
+
 static unsigned long teo_pelt(unsigned long util, s64 ns, bool running)
 {
 	for (; ns > 0; ns -= TEO_UTIL_STEP) {
@@ -1083,7 +1141,6 @@ static void teo_simulate(struct kunit *test, const struct teo_input *in0,
 	int round, k;
 
 	memset(r, 0, sizeof(*r));
-	in.util_threshold = TEO_CAPACITY >> TEO_UTIL_THRESHOLD_SHIFT;
 	for (round = 0; round < rounds; round++) {
 		for (ph = phases; ph->periods; ph++) {
 			for (k = 0; k < ph->periods; k++) {
@@ -1092,7 +1149,7 @@ static void teo_simulate(struct kunit *test, const struct teo_input *in0,
 				s64 elapsed = 0;
 
 				in.tick_stopped = false;
-				in.util = util;
+				in.utilized = teo_util_above(util);
 				while (elapsed < end) {
 					s64 sleep_ns = ph->timer_ns - elapsed;
 					s64 delta_ns = teo_until_next(now, in.tick_period_ns);
@@ -1409,8 +1466,7 @@ static void teo_test_guess(struct kunit *test)
 	struct teo_input in;
 
 	teo_make_input(&in, c->row.table, 0, NO_LIMIT, p->hz, false);
-	in.util = c->util;
-	in.util_threshold = TEO_CAPACITY >> TEO_UTIL_THRESHOLD_SHIFT;
+	in.utilized = teo_util_above(c->util);
 	m.patterns[c->last_early][6] = (struct teo_pattern) {
 		.early = c->early, .seen = c->seen,
 	};
@@ -1432,7 +1488,7 @@ static void teo_test_guess(struct kunit *test)
 static void teo_test_patterns(struct kunit *test)
 {
 	struct teo_wakeup timer = {
-		.sleep_length_ns = MS(3), .residency_ns = MS(3),
+		.sleep_length_ns = MS(3), .residency_ns = MS(3) + US(500),
 		.exit_latency_ns = US(500),
 	};
 	struct teo_wakeup early = {
@@ -1496,14 +1552,13 @@ static void teo_test_util_never_polls(struct kunit *test)
 	int i;
 
 	teo_make_input(&in, &x86, 0, NO_LIMIT, 1000, false);
-	in.util_threshold = TEO_CAPACITY >> TEO_UTIL_THRESHOLD_SHIFT;
 	m.bins[3].hits = SATURATED;
 	m.bins[0].intercepts = TEO_PULSE;
 	m.last_early = true;
 	m.run = 1;
 	m.early_bin = 0;
 	for (i = 0; i < ARRAY_SIZE(rows); i++) {
-		in.util = rows[i].util;
+		in.utilized = teo_util_above(rows[i].util);
 		m.artificial = rows[i].artificial;
 		teo_decide(&in, &m, MS(50), US(500), &d);
 		teo_check_invariants(test, &in, &d, "util never polls");
@@ -1512,6 +1567,253 @@ static void teo_test_util_never_polls(struct kunit *test)
 				    rows[i].util, rows[i].artificial);
 		KUNIT_EXPECT_EQ(test, d.utilized, rows[i].want_idx == 1);
 	}
+}
+
+/*
+ * Glue tests: the cpuidle callbacks themselves, on a fake driver and device,
+ * with what they ask the kernel answered by static stubs from struct
+ * teo_glue (the test's priv).  The test stays on one CPU (the governor's
+ * data is per CPU) and uses that CPU's data: the KUnit kernel has no idle
+ * driver, so the governor is not running there.
+ */
+
+/**
+ * struct teo_glue - A fake CPU for the glue tests.
+ * @drv: Its driver (the x86 table).
+ * @dev: Its device.
+ * @tick_stopped: What teo_tick_stopped() answers.
+ * @got_tick: The tick's flag: teo_got_tick() reads and clears it.
+ * @sleep_length_ns: What teo_sleep_length() answers.
+ * @delta_tick_ns: Time to the next tick it reports.
+ * @utilized: What teo_cpu_utilized() answers.
+ * @got_tick_reads: Calls of teo_got_tick().
+ * @sleep_length_reads: Calls of teo_sleep_length().
+ */
+struct teo_glue {
+	struct cpuidle_driver drv;
+	struct cpuidle_device dev;
+	bool tick_stopped;
+	bool got_tick;
+	s64 sleep_length_ns;
+	s64 delta_tick_ns;
+	bool utilized;
+	int got_tick_reads;
+	int sleep_length_reads;
+};
+
+static struct teo_glue *teo_glue_of_test(void)
+{
+	return kunit_get_current_test()->priv;
+}
+
+static bool teo_stub_tick_stopped(void)
+{
+	return teo_glue_of_test()->tick_stopped;
+}
+
+static bool teo_stub_got_tick(void)
+{
+	struct teo_glue *g = teo_glue_of_test();
+	bool got = g->got_tick;
+
+	g->got_tick_reads++;
+	g->got_tick = false;
+	return got;
+}
+
+static ktime_t teo_stub_sleep_length(ktime_t *delta_tick)
+{
+	struct teo_glue *g = teo_glue_of_test();
+
+	g->sleep_length_reads++;
+	*delta_tick = min(g->delta_tick_ns, g->sleep_length_ns);
+	return g->sleep_length_ns;
+}
+
+static bool teo_stub_cpu_utilized(int cpu)
+{
+	return teo_glue_of_test()->utilized;
+}
+
+static void teo_glue_release(void *unused)
+{
+	migrate_enable();
+}
+
+/* The fake CPU of a glue test, on the CPU the test now stays on. */
+static struct teo_glue *teo_glue_setup(struct kunit *test)
+{
+	struct teo_glue *g = kunit_kzalloc(test, sizeof(*g), GFP_KERNEL);
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, g);
+	g->drv.state_count = x86.count;
+	for (i = 0; i < x86.count; i++)
+		g->drv.states[i] = x86.states[i];
+	g->sleep_length_ns = MS(50);
+	g->delta_tick_ns = TICK_NSEC;
+	test->priv = g;
+	kunit_activate_static_stub(test, teo_tick_stopped, teo_stub_tick_stopped);
+	kunit_activate_static_stub(test, teo_got_tick, teo_stub_got_tick);
+	kunit_activate_static_stub(test, teo_sleep_length, teo_stub_sleep_length);
+	kunit_activate_static_stub(test, teo_cpu_utilized, teo_stub_cpu_utilized);
+
+	/* The governor's data is per CPU: stay on this one. */
+	migrate_disable();
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, teo_glue_release,
+							NULL), 0);
+	g->dev.cpu = raw_smp_processor_id();
+	g->dev.last_state_idx = -1;
+	teo_enable(&g->drv, &g->dev);
+	return g;
+}
+
+/* A selection through the callback, checked against the invariants. */
+static int teo_glue_select(struct kunit *test, struct teo_glue *g,
+			   bool *stop_tick)
+{
+	bool stop = true;
+	int idx = teo_select(&g->drv, &g->dev, &stop);
+
+	KUNIT_ASSERT_GE(test, idx, 0);
+	KUNIT_ASSERT_LT(test, idx, g->drv.state_count);
+	KUNIT_EXPECT_FALSE(test, g->dev.states_usage[idx].disable);
+	KUNIT_EXPECT_FALSE(test, stop && (g->drv.states[idx].flags &
+					  CPUIDLE_FLAG_POLLING));
+	KUNIT_EXPECT_EQ(test, g->dev.last_state_idx, -1);
+	if (stop_tick)
+		*stop_tick = stop;
+	return idx;
+}
+
+/* The CPU was idle in @idx for @residency_ns; then the core reflects. */
+static void teo_glue_wake(struct teo_glue *g, int idx, s64 residency_ns,
+			  bool tick, bool poll_limit)
+{
+	g->dev.last_residency_ns = residency_ns;
+	g->dev.poll_time_limit = poll_limit;
+	g->got_tick = tick;
+	teo_reflect(&g->dev, idx);
+}
+
+/* @n wakeups after @residency_ns in C1 with the next timer far away. */
+static void teo_glue_intercepts(struct kunit *test, struct teo_glue *g, int n,
+				s64 residency_ns)
+{
+	while (n--) {
+		teo_glue_select(test, g, NULL);
+		teo_glue_wake(g, 1, residency_ns, false, false);
+	}
+}
+
+/*
+ * The tick's flag is read (and cleared) after every idle period, also one
+ * that the polling limit ended: otherwise it stays set and books the next
+ * real wakeup as a tick wakeup.
+ */
+static void teo_test_glue_got_tick(struct kunit *test)
+{
+	struct teo_glue *g = teo_glue_setup(test);
+
+	teo_glue_select(test, g, NULL);
+	teo_glue_wake(g, 0, US(50), true, true);
+	KUNIT_EXPECT_EQ(test, g->got_tick_reads, 1);
+	KUNIT_EXPECT_FALSE_MSG(test, g->got_tick,
+			       "tick flag left set after a polling-limit wakeup");
+	KUNIT_EXPECT_EQ(test, g->dev.last_state_idx, 0);
+
+	teo_glue_select(test, g, NULL);
+	teo_glue_wake(g, 1, US(50), false, false);
+	KUNIT_EXPECT_EQ(test, g->got_tick_reads, 2);
+	KUNIT_EXPECT_EQ(test, g->dev.last_state_idx, 1);
+}
+
+/*
+ * A wakeup by the polling time limit is consumed by the next selection and
+ * counts as a long idle period: POLL left at its limit again and again does
+ * not make the governor expect short idle periods, which the same
+ * residencies without the limit do.
+ */
+static void teo_test_glue_poll_limit(struct kunit *test)
+{
+	struct teo_glue *g = teo_glue_setup(test);
+	int i, idx = 0;
+
+	for (i = 0; i < 12; i++) {
+		teo_glue_select(test, g, NULL);
+		KUNIT_EXPECT_FALSE(test, g->dev.poll_time_limit);
+		teo_glue_wake(g, 0, US(100), false, true);
+	}
+	idx = teo_glue_select(test, g, NULL);
+	KUNIT_EXPECT_EQ_MSG(test, idx, 3, "after polling-limit wakeups");
+	KUNIT_EXPECT_FALSE(test, g->dev.poll_time_limit);
+
+	teo_enable(&g->drv, &g->dev);
+	g->dev.last_state_idx = -1;
+	for (i = 0; i < 12; i++) {
+		teo_glue_select(test, g, NULL);
+		teo_glue_wake(g, 0, US(100), false, false);
+	}
+	idx = teo_glue_select(test, g, NULL);
+	KUNIT_EXPECT_LT_MSG(test, idx, 3, "after real 100 us wakeups");
+}
+
+/*
+ * A state disabled between its selection and the next one: the update
+ * still accounts for it, and it is not selected again.
+ */
+static void teo_test_glue_disabled_in_between(struct kunit *test)
+{
+	struct teo_glue *g = teo_glue_setup(test);
+	int idx;
+
+	idx = teo_glue_select(test, g, NULL);
+	KUNIT_ASSERT_EQ(test, idx, 3);
+	teo_glue_wake(g, idx, MS(50), false, false);
+	g->dev.states_usage[3].disable = 1;
+	idx = teo_glue_select(test, g, NULL);
+	KUNIT_EXPECT_EQ(test, idx, 2);
+	teo_glue_wake(g, idx, MS(50), false, false);
+	g->dev.states_usage[3].disable = 0;
+	KUNIT_EXPECT_EQ(test, teo_glue_select(test, g, NULL), 3);
+}
+
+/* ->enable again (a governor switch) forgets the history. */
+static void teo_test_glue_reenable(struct kunit *test)
+{
+	struct teo_glue *g = teo_glue_setup(test);
+
+	teo_glue_intercepts(test, g, 16, US(100));
+	KUNIT_EXPECT_LT(test, teo_glue_select(test, g, NULL), 3);
+	teo_enable(&g->drv, &g->dev);
+	g->dev.last_state_idx = -1;
+	KUNIT_EXPECT_EQ(test, teo_glue_select(test, g, NULL), 3);
+}
+
+/*
+ * With the tick already stopped, a shallow state chosen for early wakeups
+ * stands if a timer is due within two tick periods, which will end it;
+ * with no timer for longer, the deepest state that fits the sleep length
+ * is taken, as nothing else may wake the CPU.
+ */
+static void teo_test_glue_tick_stopped(struct kunit *test)
+{
+	struct teo_glue *g = teo_glue_setup(test);
+	int idx;
+
+	teo_glue_intercepts(test, g, 16, US(100));
+	g->tick_stopped = true;
+	g->sleep_length_ns = TICK_NSEC + TICK_NSEC / 2;
+	g->sleep_length_reads = 0;
+	idx = teo_glue_select(test, g, NULL);
+	KUNIT_EXPECT_LE_MSG(test, idx, 1, "timer in 1.5 ticks");
+	KUNIT_EXPECT_EQ_MSG(test, g->sleep_length_reads, 1,
+			    "the sleep length is needed with the tick stopped");
+	teo_glue_wake(g, idx, US(100), false, false);
+
+	g->sleep_length_ns = 20 * TICK_NSEC;
+	idx = teo_glue_select(test, g, NULL);
+	KUNIT_EXPECT_EQ_MSG(test, idx, 3, "timer in 20 ticks");
 }
 
 static struct kunit_case teo_test_cases[] = {
@@ -1525,6 +1827,11 @@ static struct kunit_case teo_test_cases[] = {
 	KUNIT_CASE(teo_test_util_never_polls),
 	KUNIT_CASE_PARAM(teo_test_guess, teo_guess_gen_params),
 	KUNIT_CASE(teo_test_patterns),
+	KUNIT_CASE(teo_test_glue_got_tick),
+	KUNIT_CASE(teo_test_glue_poll_limit),
+	KUNIT_CASE(teo_test_glue_disabled_in_between),
+	KUNIT_CASE(teo_test_glue_reenable),
+	KUNIT_CASE(teo_test_glue_tick_stopped),
 	{}
 };
 

@@ -85,6 +85,7 @@
  *    tick is replaced by the deepest enabled shallower state that fits it.
  */
 
+#include <kunit/static_stub.h>
 #include <kunit/visibility.h>
 #include <linux/bits.h>
 #include <linux/cpuidle.h>
@@ -373,6 +374,32 @@ VISIBLE_IF_KUNIT void teo_account(const struct teo_input *in,
 }
 EXPORT_SYMBOL_IF_KUNIT(teo_account);
 
+/*
+ * What the glue asks the kernel, each behind a function of its own that the
+ * KUnit suite can redirect to a stub (KUNIT_STATIC_STUB_REDIRECT() is empty
+ * without CONFIG_KUNIT).
+ */
+VISIBLE_IF_KUNIT bool teo_tick_stopped(void)
+{
+	KUNIT_STATIC_STUB_REDIRECT(teo_tick_stopped);
+	return tick_nohz_tick_stopped();
+}
+EXPORT_SYMBOL_IF_KUNIT(teo_tick_stopped);
+
+VISIBLE_IF_KUNIT bool teo_got_tick(void)
+{
+	KUNIT_STATIC_STUB_REDIRECT(teo_got_tick);
+	return tick_nohz_idle_got_tick();
+}
+EXPORT_SYMBOL_IF_KUNIT(teo_got_tick);
+
+VISIBLE_IF_KUNIT ktime_t teo_sleep_length(ktime_t *delta_tick)
+{
+	KUNIT_STATIC_STUB_REDIRECT(teo_sleep_length, delta_tick);
+	return tick_nohz_get_sleep_length(delta_tick);
+}
+EXPORT_SYMBOL_IF_KUNIT(teo_sleep_length);
+
 static void teo_gather(struct cpuidle_driver *drv, struct cpuidle_device *dev,
 		       struct teo_input *in)
 {
@@ -387,7 +414,7 @@ static void teo_gather(struct cpuidle_driver *drv, struct cpuidle_device *dev,
 	}
 	in->latency_req_ns = cpuidle_governor_latency_req(dev->cpu);
 	in->tick_period_ns = TICK_NSEC;
-	in->tick_stopped = tick_nohz_tick_stopped();
+	in->tick_stopped = teo_tick_stopped();
 }
 
 /**
@@ -401,8 +428,8 @@ static void teo_gather(struct cpuidle_driver *drv, struct cpuidle_device *dev,
  *
  * Return: index of the idle state to enter.
  */
-static int teo_select(struct cpuidle_driver *drv, struct cpuidle_device *dev,
-		      bool *stop_tick)
+VISIBLE_IF_KUNIT int teo_select(struct cpuidle_driver *drv,
+				struct cpuidle_device *dev, bool *stop_tick)
 {
 	struct teo_cpu *cpu_data = this_cpu_ptr(&teo_cpus);
 	struct teo_decision d;
@@ -430,7 +457,7 @@ static int teo_select(struct cpuidle_driver *drv, struct cpuidle_device *dev,
 	if (d.need_sleep_length) {
 		ktime_t delta_tick;
 
-		cpu_data->sleep_length_ns = tick_nohz_get_sleep_length(&delta_tick);
+		cpu_data->sleep_length_ns = teo_sleep_length(&delta_tick);
 		teo_decide_late(&in, &cpu_data->metrics,
 				cpu_data->sleep_length_ns, delta_tick, &d);
 	}
@@ -439,21 +466,25 @@ static int teo_select(struct cpuidle_driver *drv, struct cpuidle_device *dev,
 		*stop_tick = false;
 	return d.idx;
 }
+EXPORT_SYMBOL_IF_KUNIT(teo_select);
 
 /**
  * teo_reflect - Note the state entered and whether the tick woke the CPU.
  * @dev: cpuidle device of the CPU.
  * @index: Index of the state that was entered.
  *
- * The history is updated at the next selection, off the wakeup path.
+ * The history is updated at the next selection, off the wakeup path.  The
+ * tick's flag is read (and so cleared) after every idle period, whatever
+ * else ended it, so that it never leaks into the next one.
  */
-static void teo_reflect(struct cpuidle_device *dev, int index)
+VISIBLE_IF_KUNIT void teo_reflect(struct cpuidle_device *dev, int index)
 {
 	struct teo_cpu *cpu_data = this_cpu_ptr(&teo_cpus);
 
-	cpu_data->tick_wakeup = tick_nohz_idle_got_tick();
+	cpu_data->tick_wakeup = teo_got_tick();
 	dev->last_state_idx = index;
 }
+EXPORT_SYMBOL_IF_KUNIT(teo_reflect);
 
 /**
  * teo_enable - Start a CPU with an empty history (cpuidle ->enable callback).
@@ -462,11 +493,13 @@ static void teo_reflect(struct cpuidle_device *dev, int index)
  *
  * Return: 0.
  */
-static int teo_enable(struct cpuidle_driver *drv, struct cpuidle_device *dev)
+VISIBLE_IF_KUNIT int teo_enable(struct cpuidle_driver *drv,
+				struct cpuidle_device *dev)
 {
 	memset(per_cpu_ptr(&teo_cpus, dev->cpu), 0, sizeof(struct teo_cpu));
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(teo_enable);
 
 /*
  * Rated below menu (20): registering does not make TEO the default; users

@@ -11,6 +11,7 @@
 #define __CPUIDLE_GOV_TEO_H
 
 #include <linux/cpuidle.h>
+#include <linux/ktime.h>
 #include <linux/types.h>
 
 /* Added to the metric an event is counted in. */
@@ -110,6 +111,15 @@ void teo_decide_late(const struct teo_input *in, const struct teo_metrics *m,
 		     struct teo_decision *d);
 void teo_account(const struct teo_input *in, struct teo_metrics *m,
 		 const struct teo_wakeup *w);
+
+/* The glue, and what it asks the kernel (KUnit static stubs). */
+int teo_select(struct cpuidle_driver *drv, struct cpuidle_device *dev,
+	       bool *stop_tick);
+void teo_reflect(struct cpuidle_device *dev, int index);
+int teo_enable(struct cpuidle_driver *drv, struct cpuidle_device *dev);
+bool teo_tick_stopped(void);
+bool teo_got_tick(void);
+ktime_t teo_sleep_length(ktime_t *delta_tick);
 #endif
 
 #endif /* __CPUIDLE_GOV_TEO_H */

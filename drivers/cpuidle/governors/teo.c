@@ -31,8 +31,9 @@
  * not including, that of state i + 1; the last bin has no upper end.  Each
  * bin keeps two decaying metrics:
  *
- * - *hits*: the idle period ended in the same bin as the sleep length, so the
- *   timer predicted it;
+ * - *hits*: the idle period ended in the same bin as the sleep length and
+ *   within half the entered state's exit latency of it, so the timer
+ *   predicted it;
  * - *intercepts*: the idle period ended in this bin although the sleep length
  *   lay in a deeper one, so something other than a timer cut it short.
  *
@@ -60,23 +61,23 @@
  *
  * 1. The candidate is the deepest usable state.  If no state is usable, the
  *    shallowest enabled state (or state 0) is returned with the tick kept.
- *    If only one state is usable there is nothing to choose: it is returned
- *    and the tick is stopped unless it is a polling state.
+ *    If only one state is usable there is nothing to choose: it is returned,
+ *    and the tick is stopped only if the state does not poll and its target
+ *    residency is at least the tick period (or the tick is stopped already).
  *
  * 2. Early wakeups are the intercepts in the bins below the candidate.  If
  *    they outweigh all events in the candidate's bin and above (hits below
  *    the candidate are left out: step 4 finds those from the sleep length),
  *    the governor takes the median early wakeup: walking down from the
  *    candidate, the first bin at which the intercepts seen so far exceed half
- *    of all early ones.  It then picks the deepest usable state whose target
+ *    of all early ones and that is not deeper than the bin with the most
+ *    intercepts.  It then picks the deepest usable state whose target
  *    residency does not exceed that bin's lower edge or, if there is none
  *    (the states below are disabled or over the latency limit), the
  *    shallowest usable state above that bin.  Bins of states that
  *    share their target residency with a deeper state are empty by
  *    construction, and "deepest state that fits" always prefers the deeper of
- *    such twins, so an empty bin never attracts the choice.  If the tick is
- *    already stopped, states with a target residency below the tick period
- *    are not picked this way: nothing but a timer would end such a state.
+ *    such twins, so an empty bin never attracts the choice.
  *    If the tick has just woken the CPU and the CPU has been idle since its
  *    last real wakeup for at least the upper edge of the median bin, the
  *    early wakeup it was kept shallow for did not come when such wakeups
@@ -93,18 +94,20 @@
  *    early wakeup is unlikely and step 2 did pick a shallower state, the
  *    candidate stands.
  *
- * 3. The sleep length is asked for only if it can change the answer.  It
- *    cannot when early wakeups dominated and the chosen state is the
- *    shallowest usable one (nothing shallower exists, and the tick stays as
- *    insurance: a CPU must not sit in its shallowest state until a far
- *    timer because an expected wakeup did not come), nor
- *    when state 0 polls and the chosen state's target residency is below
- *    %RESIDENCY_THRESHOLD_NS (the tick stays; so short a state is worth no
- *    query).  This also skips the query whenever the latency limit leaves
- *    only the shallowest state.
+ * 3. The sleep length is asked for only if it can change the answer.  With
+ *    the tick stopped it always can.  It cannot when early wakeups dominated
+ *    and the chosen state is the shallowest usable one (nothing shallower
+ *    exists, and step 5 keeps the tick), nor when state 0 polls and the
+ *    chosen state's target residency is below %RESIDENCY_THRESHOLD_NS (the
+ *    tick stays; so short a state is worth no query).
  *
- * 4. If the next timer comes before the chosen state's target residency, the
- *    deepest usable state that fits before the timer is taken instead.
+ * 4. With the tick already stopped, only a timer ends the idle period: a
+ *    state whose target residency is below the tick period stands only if a
+ *    timer is due within two tick periods (%SAFE_TIMER_RANGE_NS); otherwise
+ *    the deepest usable state that fits the sleep length is taken, and the
+ *    selection ends.  If the next timer comes before the chosen state's
+ *    target residency, the deepest usable state that fits before the timer
+ *    is taken instead.
  *
  * 5. The tick is kept if the chosen state polls, or if the timer comes
  *    before the next tick anyway; the comparison is with the actual time
@@ -114,7 +117,12 @@
  *    (or step 2a applied) and most of them come within one tick period (the
  *    upper edge of the median bin is not beyond it), the tick is kept too,
  *    as insurance against a wakeup that does not come; if they come later,
- *    the tick would only cut short the very idle periods they end.  In every
+ *    the tick would only cut short the very idle periods they end.  The
+ *    exception is a choice of the shallowest usable state for early wakeups:
+ *    the tick is always kept then (as mainline keeps it for state 0), since
+ *    without it a CPU would sit in its shallowest state until a far timer
+ *    whenever an expected wakeup did not come, and the rule of step 2 for
+ *    an overdue wakeup moves it deeper at the next selection.  In every
  *    other case the tick is stopped.  When the tick is kept, the chosen
  *    state must pay off before the next tick, or the deepest usable state
  *    that does is taken.
@@ -172,6 +180,7 @@
  * the userspace replay harness call the very same functions.
  */
 
+#include <kunit/static_stub.h>
 #include <kunit/visibility.h>
 #include <linux/bits.h>
 #include <linux/cpuidle.h>
@@ -191,10 +200,12 @@
  * @metrics: Wakeup history, binned by idle state.
  * @sleep_length_ns: Sleep length found at the last selection, or KTIME_MAX
  *	if it was not asked for.
+ * @tick_wakeup: The scheduler tick ended the last idle period.
  */
 struct teo_cpu {
 	struct teo_metrics metrics;
 	s64 sleep_length_ns;
+	bool tick_wakeup;
 };
 
 static DEFINE_PER_CPU(struct teo_cpu, teo_cpus);
@@ -226,34 +237,28 @@ static bool teo_usable(const struct teo_input *in, int i)
 }
 
 /*
- * The deepest usable state at or below @cap whose target residency lies in
- * [@floor_ns, @duration_ns], or -1 if there is none.
+ * The deepest usable state at or below @cap whose target residency does not
+ * exceed @duration_ns, or -1 if there is none.
  */
 static int teo_deepest_fit(const struct teo_input *in, int cap,
-			   s64 duration_ns, s64 floor_ns)
+			   s64 duration_ns)
 {
 	int i;
 
 	for (i = cap; i >= 0; i--) {
-		s64 res = teo_residency(in, i);
-
-		if (teo_usable(in, i) && res <= duration_ns && res >= floor_ns)
+		if (teo_usable(in, i) && teo_residency(in, i) <= duration_ns)
 			return i;
 	}
 	return -1;
 }
 
-/*
- * The shallowest usable state in [@from, @cap) whose target residency is at
- * least @floor_ns, or @cap if there is none.
- */
-static int teo_shallowest_from(const struct teo_input *in, int from, int cap,
-			       s64 floor_ns)
+/* The shallowest usable state in [@from, @cap), or @cap if there is none. */
+static int teo_shallowest_from(const struct teo_input *in, int from, int cap)
 {
 	int i;
 
 	for (i = from; i < cap; i++) {
-		if (teo_usable(in, i) && teo_residency(in, i) >= floor_ns)
+		if (teo_usable(in, i))
 			return i;
 	}
 	return cap;
@@ -265,34 +270,24 @@ static int teo_shallowest_from(const struct teo_input *in, int from, int cap,
  */
 static int teo_fit(const struct teo_input *in, int cap, s64 duration_ns)
 {
-	int idx = teo_deepest_fit(in, cap, duration_ns, S64_MIN);
+	int idx = teo_deepest_fit(in, cap, duration_ns);
 
-	return idx >= 0 ? idx : teo_shallowest_from(in, 0, cap, S64_MIN);
+	return idx >= 0 ? idx : teo_shallowest_from(in, 0, cap);
 }
 
-static bool teo_utilized(const struct teo_input *in)
+/* State @i is usable and does not poll. */
+static bool teo_sleeps(const struct teo_input *in, int i)
 {
-	return in->util > in->util_threshold;
+	return teo_usable(in, i) && !teo_polls(in, i);
 }
 
-/* State @i is usable, does not poll and has a target residency >= @floor_ns. */
-static bool teo_sleeps(const struct teo_input *in, int i, s64 floor_ns)
-{
-	return teo_usable(in, i) && !teo_polls(in, i) &&
-	       teo_residency(in, i) >= floor_ns;
-}
-
-/*
- * The shallowest state in [@from, @cand) that teo_sleeps() at @floor_ns,
- * or @cand.
- */
-static int teo_sleeper(const struct teo_input *in, int from, int cand,
-		       s64 floor_ns)
+/* The shallowest state in [@from, @cand) that teo_sleeps(), or @cand. */
+static int teo_sleeper(const struct teo_input *in, int from, int cand)
 {
 	int i;
 
 	for (i = from; i < cand; i++) {
-		if (teo_sleeps(in, i, floor_ns))
+		if (teo_sleeps(in, i))
 			return i;
 	}
 	return cand;
@@ -302,16 +297,16 @@ enum teo_guess { TEO_GUESS_NONE, TEO_GUESS_EARLY, TEO_GUESS_TIMER };
 
 /*
  * Step 2a: what the wakeups that followed runs like the current one say of
- * the next wakeup on a utilized CPU.  A pattern seen too rarely yet says
- * "early" if the last wakeup was early.
+ * the next wakeup, whether or not the CPU is utilized.  A pattern seen too
+ * rarely yet says "early" if the last wakeup was early.
  */
-static enum teo_guess teo_guess(const struct teo_input *in,
-				const struct teo_metrics *m)
+static enum teo_guess teo_pattern_guess(const struct teo_input *in,
+					const struct teo_metrics *m)
 {
 	const struct teo_pattern *p = &m->patterns[m->last_early][m->run];
 	u64 tick_ns;
 
-	if (!teo_utilized(in) || m->artificial)
+	if (m->artificial)
 		return TEO_GUESS_NONE;
 	tick_ns = max_t(s64, in->tick_period_ns, TEO_GUESS_TICK_NS);
 	if (p->seen < TEO_PATTERN_MIN)
@@ -324,6 +319,13 @@ static enum teo_guess teo_guess(const struct teo_input *in,
 	return TEO_GUESS_NONE;
 }
 
+/* Step 2a: the pattern's guess, on a utilized CPU only. */
+static enum teo_guess teo_guess(const struct teo_input *in,
+				const struct teo_metrics *m)
+{
+	return in->utilized ? teo_pattern_guess(in, m) : TEO_GUESS_NONE;
+}
+
 /*
  * Step 2: pick a state for the median early wakeup; set @d->idx to it and
  * @d->intercept_bound_ns to the upper edge of its bin.  @d->idx stays @cand
@@ -334,29 +336,34 @@ static void teo_intercept_choice(const struct teo_input *in,
 				 const struct teo_metrics *m, int cand,
 				 enum teo_guess guess, struct teo_decision *d)
 {
-	unsigned int early = 0, rest = 0, seen = 0;
-	s64 floor_ns = in->tick_stopped ? in->tick_period_ns : S64_MIN;
-	int i, idx;
+	unsigned int early = 0, rest = 0, seen = 0, most = 0;
+	int i, idx, most_bin = 0;
 
 	d->idx = cand;
 	for (i = 0; i < teo_count(in); i++) {
-		if (i < cand)
-			early += m->bins[i].intercepts;
-		else
+		if (i >= cand) {
 			rest += m->bins[i].hits + m->bins[i].intercepts;
+			continue;
+		}
+		early += m->bins[i].intercepts;
+		if (m->bins[i].intercepts >= most) {
+			most = m->bins[i].intercepts;
+			most_bin = i;
+		}
 	}
 	if (early <= rest)
 		return;
 
+	/* The median early wakeup, but no deeper than the most common one. */
 	for (i = cand - 1; i > 0; i--) {
 		seen += m->bins[i].intercepts;
-		if (2 * seen > early)
+		if (2 * seen > early && i <= most_bin)
 			break;
 	}
 
-	idx = teo_deepest_fit(in, cand - 1, teo_residency(in, i), floor_ns);
+	idx = teo_deepest_fit(in, cand - 1, teo_residency(in, i));
 	if (idx < 0)
-		idx = teo_shallowest_from(in, i + 1, cand, floor_ns);
+		idx = teo_shallowest_from(in, i + 1, cand);
 
 	/* The CPU has already waited longer than the early wakeups take. */
 	if (m->artificial && !teo_polls(in, idx) &&
@@ -380,18 +387,17 @@ static void teo_burst_choice(const struct teo_input *in,
 			     const struct teo_metrics *m,
 			     struct teo_decision *d)
 {
-	s64 floor_ns = in->tick_stopped ? in->tick_period_ns : S64_MIN;
 	int i, bin = m->early_bin, cand = d->idx;
 
 	if (bin < 0 || bin >= cand)
 		return;
 
 	for (i = bin; i >= 0; i--) {
-		if (teo_sleeps(in, i, floor_ns))
+		if (teo_sleeps(in, i))
 			break;
 	}
 	if (i < 0)
-		i = teo_sleeper(in, bin + 1, cand, floor_ns);
+		i = teo_sleeper(in, bin + 1, cand);
 	if (i == cand)
 		return;
 	d->idx = i;
@@ -440,9 +446,14 @@ VISIBLE_IF_KUNIT void teo_decide_early(const struct teo_input *in,
 	}
 
 	if (cand == shallowest) {
-		/* Nothing to choose; the tick could not buy a deeper state. */
+		/*
+		 * Nothing to choose.  The tick is not worth stopping for a
+		 * state that pays off within a tick period anyway.
+		 */
 		d->idx = cand;
-		d->stop_tick = !teo_polls(in, cand);
+		d->stop_tick = !teo_polls(in, cand) &&
+			       (in->tick_stopped ||
+				teo_residency(in, cand) >= in->tick_period_ns);
 		return;
 	}
 
@@ -452,6 +463,13 @@ VISIBLE_IF_KUNIT void teo_decide_early(const struct teo_input *in,
 		teo_burst_choice(in, m, d);
 	d->intercepted = d->idx < cand;
 
+	/* With the tick stopped, step 4 needs the sleep length. */
+	if (in->tick_stopped) {
+		d->need_sleep_length = true;
+		return;
+	}
+
+	/* Nothing shallower, and the tick stays as insurance (step 5). */
 	if (d->intercepted && d->idx == shallowest)
 		return;
 
@@ -479,6 +497,20 @@ VISIBLE_IF_KUNIT void teo_decide_late(const struct teo_input *in,
 	int idx = d->idx;
 	bool keep_tick;
 
+	/*
+	 * With the tick stopped, only a timer ends a state: a state shallower
+	 * than the tick period stands only if one is due within two tick
+	 * periods (SAFE_TIMER_RANGE_NS); otherwise the deepest usable state
+	 * that fits the sleep length is taken.
+	 */
+	if (in->tick_stopped && sleep_length_ns > 2 * in->tick_period_ns &&
+	    teo_residency(in, idx) < in->tick_period_ns) {
+		d->idx = max(idx, teo_fit(in, teo_count(in) - 1, sleep_length_ns));
+		d->stop_tick = !teo_polls(in, d->idx);
+		d->need_sleep_length = false;
+		return;
+	}
+
 	if (teo_residency(in, idx) > sleep_length_ns)
 		idx = teo_fit(in, idx, sleep_length_ns);
 
@@ -488,9 +520,10 @@ VISIBLE_IF_KUNIT void teo_decide_late(const struct teo_input *in,
 	 * otherwise the tick would cut short the very idle periods they end.
 	 */
 	keep_tick = teo_polls(in, idx) ||
-		    (!in->tick_stopped && sleep_length_ns <= delta_tick_ns) ||
-		    (d->intercepted &&
-		     d->intercept_bound_ns <= in->tick_period_ns);
+		    (!in->tick_stopped &&
+		     (sleep_length_ns <= delta_tick_ns ||
+		      (d->intercepted &&
+		       d->intercept_bound_ns <= in->tick_period_ns)));
 
 	if (keep_tick && !in->tick_stopped &&
 	    teo_residency(in, idx) > delta_tick_ns)
@@ -526,15 +559,16 @@ VISIBLE_IF_KUNIT void teo_account(const struct teo_input *in,
 			     struct teo_metrics *m,
 			     const struct teo_wakeup *w)
 {
-	s64 duration_ns = w->sleep_length_ns;
+	s64 duration_ns = w->sleep_length_ns, measured_ns = duration_ns;
+	s64 lat_ns = max_t(s64, w->exit_latency_ns, 0);
 	int i, timer_bin = 0, idle_bin = 0;
 	bool early;
 
 	if (!w->artificial) {
-		u64 lat_ns = max_t(s64, w->exit_latency_ns, 0);
 		u64 res_ns = min_t(u64, w->residency_ns, KTIME_MAX);
 
-		res_ns -= min(res_ns, lat_ns) / 2;
+		res_ns -= min_t(u64, res_ns, lat_ns) / 2;
+		measured_ns = res_ns;
 		duration_ns = min_t(s64, res_ns, w->sleep_length_ns);
 	}
 
@@ -548,7 +582,12 @@ VISIBLE_IF_KUNIT void teo_account(const struct teo_input *in,
 			idle_bin = i;
 	}
 
-	early = idle_bin != timer_bin;
+	/*
+	 * A hit is a wakeup in the sleep length's bin and close to the sleep
+	 * length (within half the exit latency); an artificial one is one.
+	 */
+	early = idle_bin != timer_bin ||
+		(!w->artificial && w->sleep_length_ns - measured_ns >= lat_ns / 2);
 	if (early)
 		m->bins[idle_bin].intercepts += TEO_PULSE;
 	else
@@ -563,10 +602,13 @@ VISIBLE_IF_KUNIT void teo_account(const struct teo_input *in,
 		struct teo_pattern *p = &m->patterns[m->last_early][m->run];
 
 		m->outlived_ns = 0;
-		p->early += early;
-		if (++p->seen >= TEO_PATTERN_WINDOW) {
-			p->early /= 2;
-			p->seen /= 2;
+		/* Only utilization awareness reads the patterns. */
+		if (IS_ENABLED(CONFIG_SMP)) {
+			p->early += early;
+			if (++p->seen >= TEO_PATTERN_WINDOW) {
+				p->early /= 2;
+				p->seen /= 2;
+			}
 		}
 		if (early != m->last_early)
 			m->run = 0;
@@ -579,8 +621,47 @@ VISIBLE_IF_KUNIT void teo_account(const struct teo_input *in,
 }
 EXPORT_SYMBOL_IF_KUNIT(teo_account);
 
+/*
+ * What the glue asks the kernel, each behind a function of its own that the
+ * KUnit suite can redirect to a stub (KUNIT_STATIC_STUB_REDIRECT() is empty
+ * without CONFIG_KUNIT).
+ */
+VISIBLE_IF_KUNIT bool teo_tick_stopped(void)
+{
+	KUNIT_STATIC_STUB_REDIRECT(teo_tick_stopped);
+	return tick_nohz_tick_stopped();
+}
+EXPORT_SYMBOL_IF_KUNIT(teo_tick_stopped);
+
+VISIBLE_IF_KUNIT bool teo_got_tick(void)
+{
+	KUNIT_STATIC_STUB_REDIRECT(teo_got_tick);
+	return tick_nohz_idle_got_tick();
+}
+EXPORT_SYMBOL_IF_KUNIT(teo_got_tick);
+
+VISIBLE_IF_KUNIT ktime_t teo_sleep_length(ktime_t *delta_tick)
+{
+	KUNIT_STATIC_STUB_REDIRECT(teo_sleep_length, delta_tick);
+	return tick_nohz_get_sleep_length(delta_tick);
+}
+EXPORT_SYMBOL_IF_KUNIT(teo_sleep_length);
+
+/* Whether the CPU is utilized; never without CONFIG_SMP. */
+VISIBLE_IF_KUNIT bool teo_cpu_utilized(int cpu)
+{
+	KUNIT_STATIC_STUB_REDIRECT(teo_cpu_utilized, cpu);
+#ifdef CONFIG_SMP
+	return sched_cpu_util(cpu) >
+	       arch_scale_cpu_capacity(cpu) >> TEO_UTIL_THRESHOLD_SHIFT;
+#else
+	return false;
+#endif
+}
+EXPORT_SYMBOL_IF_KUNIT(teo_cpu_utilized);
+
 static void teo_gather(struct cpuidle_driver *drv, struct cpuidle_device *dev,
-		       struct teo_input *in)
+		       const struct teo_metrics *m, struct teo_input *in)
 {
 	int i;
 
@@ -593,15 +674,11 @@ static void teo_gather(struct cpuidle_driver *drv, struct cpuidle_device *dev,
 	}
 	in->latency_req_ns = cpuidle_governor_latency_req(dev->cpu);
 	in->tick_period_ns = TICK_NSEC;
-	in->tick_stopped = tick_nohz_tick_stopped();
-#ifdef CONFIG_SMP
-	in->util = sched_cpu_util(dev->cpu);
-	in->util_threshold = arch_scale_cpu_capacity(dev->cpu) >>
-			     TEO_UTIL_THRESHOLD_SHIFT;
-#else
-	in->util = 0;
-	in->util_threshold = 0;
-#endif
+	in->tick_stopped = teo_tick_stopped();
+	/* Utilization is asked for only when a wakeup pattern has a say. */
+	in->utilized = false;
+	if (IS_ENABLED(CONFIG_SMP) && teo_pattern_guess(in, m) != TEO_GUESS_NONE)
+		in->utilized = teo_cpu_utilized(dev->cpu);
 }
 
 /**
@@ -615,14 +692,12 @@ static void teo_gather(struct cpuidle_driver *drv, struct cpuidle_device *dev,
  *
  * Return: index of the idle state to enter.
  */
-static int teo_select(struct cpuidle_driver *drv, struct cpuidle_device *dev,
-		      bool *stop_tick)
+VISIBLE_IF_KUNIT int teo_select(struct cpuidle_driver *drv,
+				struct cpuidle_device *dev, bool *stop_tick)
 {
-	struct teo_cpu *cpu_data = per_cpu_ptr(&teo_cpus, dev->cpu);
+	struct teo_cpu *cpu_data = this_cpu_ptr(&teo_cpus);
 	struct teo_decision d;
 	struct teo_input in;
-
-	teo_gather(drv, dev, &in);
 
 	if (dev->last_state_idx >= 0) {
 		struct teo_wakeup w = {
@@ -630,43 +705,50 @@ static int teo_select(struct cpuidle_driver *drv, struct cpuidle_device *dev,
 			.residency_ns = dev->last_residency_ns,
 			.exit_latency_ns =
 				drv->states[dev->last_state_idx].exit_latency_ns,
-			.artificial = cpu_data->metrics.artificial,
+			.artificial = cpu_data->tick_wakeup ||
+				      dev->poll_time_limit,
 		};
 
+		/* The state table is all the update reads of the input. */
+		in.states = drv->states;
+		in.state_count = drv->state_count;
 		teo_account(&in, &cpu_data->metrics, &w);
+		dev->poll_time_limit = false;
 		dev->last_state_idx = -1;
 	}
 
+	teo_gather(drv, dev, &cpu_data->metrics, &in);
 	cpu_data->sleep_length_ns = KTIME_MAX;
 	teo_decide_early(&in, &cpu_data->metrics, &d);
 	if (d.need_sleep_length) {
 		ktime_t delta_tick;
 
-		cpu_data->sleep_length_ns = tick_nohz_get_sleep_length(&delta_tick);
+		cpu_data->sleep_length_ns = teo_sleep_length(&delta_tick);
 		teo_decide_late(&in, cpu_data->sleep_length_ns, delta_tick, &d);
 	}
 
 	*stop_tick = d.stop_tick;
 	return d.idx;
 }
+EXPORT_SYMBOL_IF_KUNIT(teo_select);
 
 /**
- * teo_reflect - Note the state entered and why the CPU woke up.
+ * teo_reflect - Note the state entered and whether the tick woke the CPU.
  * @dev: cpuidle device of the CPU.
  * @index: Index of the state that was entered.
  *
- * The history is updated at the next selection, off the wakeup path.
+ * The history is updated at the next selection, off the wakeup path.  The
+ * tick's flag is read (and so cleared) after every idle period, whatever
+ * else ended it, so that it never leaks into the next one.
  */
-static void teo_reflect(struct cpuidle_device *dev, int index)
+VISIBLE_IF_KUNIT void teo_reflect(struct cpuidle_device *dev, int index)
 {
-	struct teo_cpu *cpu_data = per_cpu_ptr(&teo_cpus, dev->cpu);
+	struct teo_cpu *cpu_data = this_cpu_ptr(&teo_cpus);
 
+	cpu_data->tick_wakeup = teo_got_tick();
 	dev->last_state_idx = index;
-	/* Recorded where teo_account() keeps it: it only confirms the value. */
-	cpu_data->metrics.artificial = dev->poll_time_limit ||
-				       tick_nohz_idle_got_tick();
-	dev->poll_time_limit = false;
 }
+EXPORT_SYMBOL_IF_KUNIT(teo_reflect);
 
 /**
  * teo_enable - Start a CPU with an empty history (cpuidle ->enable callback).
@@ -675,13 +757,15 @@ static void teo_reflect(struct cpuidle_device *dev, int index)
  *
  * Return: 0.
  */
-static int teo_enable(struct cpuidle_driver *drv, struct cpuidle_device *dev)
+VISIBLE_IF_KUNIT int teo_enable(struct cpuidle_driver *drv,
+				struct cpuidle_device *dev)
 {
 	*per_cpu_ptr(&teo_cpus, dev->cpu) = (struct teo_cpu) {
 		.sleep_length_ns = KTIME_MAX,
 	};
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(teo_enable);
 
 /*
  * Rated below menu (20): registering does not make TEO the default; users

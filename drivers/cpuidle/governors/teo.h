@@ -11,6 +11,7 @@
 #define __CPUIDLE_GOV_TEO_H
 
 #include <linux/cpuidle.h>
+#include <linux/ktime.h>
 #include <linux/time64.h>
 #include <linux/types.h>
 
@@ -96,8 +97,9 @@ struct teo_metrics {
  * @latency_req_ns: Exit latency limit for this CPU (global and per-CPU QoS).
  * @tick_period_ns: Length of the scheduler tick period (TICK_NSEC).
  * @tick_stopped: The tick is already stopped on this CPU.
- * @util: CPU utilization, sched_cpu_util() (0 without CONFIG_SMP).
- * @util_threshold: Utilization above which the CPU counts as utilized.
+ * @utilized: The CPU's utilization (sched_cpu_util()) exceeds
+ *	1/2^%TEO_UTIL_THRESHOLD_SHIFT of its capacity; never without
+ *	CONFIG_SMP.  The glue asks for it only if a wakeup pattern has a say.
  */
 struct teo_input {
 	const struct cpuidle_state *states;
@@ -106,8 +108,7 @@ struct teo_input {
 	s64 latency_req_ns;
 	s64 tick_period_ns;
 	bool tick_stopped;
-	unsigned long util;
-	unsigned long util_threshold;
+	bool utilized;
 };
 
 /**
@@ -156,6 +157,16 @@ void teo_decide_late(const struct teo_input *in, s64 sleep_length_ns,
 		     s64 delta_tick_ns, struct teo_decision *d);
 void teo_account(const struct teo_input *in, struct teo_metrics *m,
 		 const struct teo_wakeup *w);
+
+/* The glue, and what it asks the kernel (KUnit static stubs). */
+int teo_select(struct cpuidle_driver *drv, struct cpuidle_device *dev,
+	       bool *stop_tick);
+void teo_reflect(struct cpuidle_device *dev, int index);
+int teo_enable(struct cpuidle_driver *drv, struct cpuidle_device *dev);
+bool teo_tick_stopped(void);
+bool teo_got_tick(void);
+ktime_t teo_sleep_length(ktime_t *delta_tick);
+bool teo_cpu_utilized(int cpu);
 #endif
 
 #endif /* __CPUIDLE_GOV_TEO_H */

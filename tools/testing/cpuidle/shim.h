@@ -58,6 +58,7 @@ typedef s64 ktime_t;
 /* The harness is no KUnit kernel: the decision core stays static. */
 #define VISIBLE_IF_KUNIT		static
 #define EXPORT_SYMBOL_IF_KUNIT(sym)
+#define KUNIT_STATIC_STUB_REDIRECT(fn, args...)	do { } while (0)
 
 /* 64-bit arithmetic helpers: plain C here. */
 #define div_u64(a, b)		((u64)(a) / (u32)(b))
