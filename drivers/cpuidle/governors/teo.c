@@ -626,6 +626,11 @@ EXPORT_SYMBOL_IF_KUNIT(teo_account);
  * KUnit suite can redirect to a stub (KUNIT_STATIC_STUB_REDIRECT() is empty
  * without CONFIG_KUNIT).
  */
+/**
+ * teo_tick_stopped - Whether the tick is stopped on this CPU.
+ *
+ * Return: tick_nohz_tick_stopped(), or what a KUnit stub says.
+ */
 VISIBLE_IF_KUNIT bool teo_tick_stopped(void)
 {
 	KUNIT_STATIC_STUB_REDIRECT(teo_tick_stopped);
@@ -633,6 +638,11 @@ VISIBLE_IF_KUNIT bool teo_tick_stopped(void)
 }
 EXPORT_SYMBOL_IF_KUNIT(teo_tick_stopped);
 
+/**
+ * teo_got_tick - Whether the tick ended the last idle period; clears it.
+ *
+ * Return: tick_nohz_idle_got_tick(), or what a KUnit stub says.
+ */
 VISIBLE_IF_KUNIT bool teo_got_tick(void)
 {
 	KUNIT_STATIC_STUB_REDIRECT(teo_got_tick);
@@ -640,6 +650,12 @@ VISIBLE_IF_KUNIT bool teo_got_tick(void)
 }
 EXPORT_SYMBOL_IF_KUNIT(teo_got_tick);
 
+/**
+ * teo_sleep_length - Time till the next timer event on this CPU.
+ * @delta_tick: Set to the time till the next tick.
+ *
+ * Return: tick_nohz_get_sleep_length(), or what a KUnit stub says.
+ */
 VISIBLE_IF_KUNIT ktime_t teo_sleep_length(ktime_t *delta_tick)
 {
 	KUNIT_STATIC_STUB_REDIRECT(teo_sleep_length, delta_tick);
@@ -647,7 +663,14 @@ VISIBLE_IF_KUNIT ktime_t teo_sleep_length(ktime_t *delta_tick)
 }
 EXPORT_SYMBOL_IF_KUNIT(teo_sleep_length);
 
-/* Whether the CPU is utilized; never without CONFIG_SMP. */
+/**
+ * teo_cpu_utilized - Whether a CPU counts as utilized.
+ * @cpu: The CPU.
+ *
+ * Return: whether sched_cpu_util() exceeds 1/2^%TEO_UTIL_THRESHOLD_SHIFT of
+ * arch_scale_cpu_capacity() (never without CONFIG_SMP), or what a KUnit
+ * stub says.
+ */
 VISIBLE_IF_KUNIT bool teo_cpu_utilized(int cpu)
 {
 	KUNIT_STATIC_STUB_REDIRECT(teo_cpu_utilized, cpu);
