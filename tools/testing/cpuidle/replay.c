@@ -4,7 +4,8 @@
  * userspace (our teo.c; upstream mainline 7.3's and 6.12's teo.c and
  * menu.c, copied from the pristine trees at build time), reproducing what
  * the cpuidle core does around a governor: the tick (which stays stopped
- * when an interrupt ends an idle period without waking a task), the polling
+ * when an interrupt ends an idle period without waking a task: a non-timer
+ * wakeup with no busy time), the polling
  * time limit, the latency limit, disabled states and the above/below ("too
  * deep"/"too shallow") accounting of cpuidle_enter_state().
  *
@@ -583,9 +584,10 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 		s64 natural = p->timer_ns, elapsed = 0;
 		bool irq = false;
 		/*
-		 * The idle loop stops the tick and restarts it only when the
-		 * CPU leaves it to run a task: after a period with no busy
-		 * time it is still stopped.
+		 * The idle loop restarts a stopped tick only when the CPU
+		 * leaves it to run a task: after an interrupt that woke no
+		 * task (a non-timer wakeup with no busy time) the CPU
+		 * re-enters idle with the tick still stopped.
 		 */
 		bool stopped = kept_stopped[p->cpu];
 
@@ -695,7 +697,7 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			now += diff;
 		} while (elapsed < natural);
 
-		kept_stopped[p->cpu] = stopped && !p->busy_ns;
+		kept_stopped[p->cpu] = stopped && irq && !p->busy_ns;
 		now += p->busy_ns;
 	}
 	return 0;
@@ -907,8 +909,8 @@ static void test_formats(void)
  * One random case: a state table (hostile ones included: unordered exit
  * latencies, equal residencies, one to ten states, a polling state 0 or
  * not), disabled states, latency limits, HZ, utilization and a 40-period
- * idle history on four CPUs, a quarter of whose periods wake no task (the
- * tick stays stopped across them).
+ * idle history on four CPUs, a quarter of whose periods have no busy time
+ * (after an interrupt, the tick stays stopped across them).
  */
 static void random_case(struct cpuidle_driver *drv, struct trace *t,
 			struct replay_cfg *cfg)

@@ -106,6 +106,23 @@ def frames_60hz(r, n):
         i += 1
 
 
+def irq_reentry(r, n):
+    """Interrupts handled in interrupt context (no task woken, so the CPU
+    re-enters idle with the tick still stopped) 0.2-6 ms apart, and a
+    timer every 50 ms that wakes a task for 300 us."""
+    i, t = 0, 0
+    while i < n:
+        left = 50 * MS - t
+        irq = r.randint(200 * US, 6 * MS)
+        if irq < left:
+            yield (left, irq, 0)
+            t += irq
+        else:
+            yield (left, None, 300 * US)
+            t = 0
+        i += 1
+
+
 def quiet(r, ms):
     """A reading phase of about `ms` ms: only a 4-16 ms timer with a little
     work each time, so utilization decays."""
@@ -175,6 +192,7 @@ WORKLOADS = {
     "periodic-73hz": periodic_73hz,
     "burst-decay": burst_decay,
     "frames-60hz": frames_60hz,
+    "irq-reentry": irq_reentry,
     "touch-pingpong": interactive(touch_pingpong),
     "touch-bimodal": interactive(touch_bimodal),
     "touch-frames-60hz": interactive(touch_frames),
