@@ -174,10 +174,11 @@
  * teo_decide_early() (steps 1-3), teo_decide_late() (steps 4-5) and
  * teo_account() (the update after wakeup) are pure functions of explicit
  * inputs: the state table, the disabled states, the latency limit, the tick
- * period and state, the utilization and its threshold, the metrics and,
- * when asked for, the sleep length.  The
- * cpuidle callbacks gather those inputs and call them, and the KUnit suite and
- * the userspace replay harness call the very same functions.
+ * period and state, whether the CPU is utilized, the metrics and, when
+ * asked for, the sleep length.  The cpuidle callbacks gather those inputs
+ * (asking for utilization only when a wakeup pattern has a say) and call
+ * them, and the KUnit suite and the userspace replay harness call the very
+ * same functions.
  */
 
 #include <kunit/static_stub.h>
