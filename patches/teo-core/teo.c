@@ -161,6 +161,73 @@ static void teo_tick_rule(const struct teo_input *in, s64 duration_ns,
 	d->stop_tick = false;
 }
 
+/*
+ * The candidate (the deepest enabled state), the shallowest enabled state,
+ * and the deepest enabled state other than state 0 whose exit latency is
+ * within the limit (state 0 if there is none), into @d; -1 for the
+ * candidate if no state is enabled.
+ */
+static int teo_scan(const struct teo_input *in, struct teo_decision *d)
+{
+	int i, cand = -1;
+
+	d->first_idx = 0;
+	d->constraint_idx = 0;
+	for (i = 0; i < in->state_count; i++) {
+		if (!teo_enabled(in, i))
+			continue;
+		if (cand < 0)
+			d->first_idx = i;
+		cand = i;
+		if (i && in->states[i].exit_latency_ns <= in->latency_req_ns)
+			d->constraint_idx = i;
+	}
+	return cand;
+}
+
+/*
+ * The bin with the most intercepts among all but the last one, the deeper
+ * of equals; -1 for a single-state table.
+ */
+static int teo_busiest_bin(const struct teo_input *in,
+			   const struct teo_metrics *m)
+{
+	unsigned int most = 0;
+	int i, bin = -1;
+
+	for (i = 0; i + 1 < in->state_count; i++) {
+		if (m->bins[i].intercepts >= most) {
+			most = m->bins[i].intercepts;
+			bin = i;
+		}
+	}
+	return bin;
+}
+
+/*
+ * Step 2: walking down from below @cand, the first enabled state at which
+ * the intercepts of the bins passed (the disabled states' included) are
+ * over half of @early, all intercepts below @cand, and that is not deeper
+ * than @busiest; the last enabled state passed if none is.
+ */
+static int teo_intercept_walk(const struct teo_input *in,
+			      const struct teo_metrics *m, int cand, int first,
+			      unsigned int early, int busiest)
+{
+	unsigned int passed = 0;
+	int i, idx = cand;
+
+	for (i = cand - 1; i >= first; i--) {
+		passed += m->bins[i].intercepts;
+		if (!teo_enabled(in, i))
+			continue;
+		idx = i;
+		if (2 * passed > early && i <= busiest)
+			break;
+	}
+	return idx;
+}
+
 /**
  * teo_decide_early - Select an idle state without the sleep length.
  * @in: State table, limits and tick state.
@@ -176,71 +243,40 @@ VISIBLE_IF_KUNIT void teo_decide_early(const struct teo_input *in,
 				       const struct teo_metrics *m,
 				       struct teo_decision *d)
 {
-	unsigned int idx_intercept_sum = 0, idx_hit_sum = 0;
-	unsigned int intercept_sum = 0, hit_sum = 0, intercept_max = 0;
-	int i, idx = teo_enabled(in, 0) ? 0 : -1, intercept_max_idx = -1;
+	unsigned int early = 0, rest = m->events;
+	int i, cand = teo_scan(in, d);
 
-	d->first_idx = 0;
-	d->constraint_idx = 0;
 	d->need_sleep_length = false;
 	d->stop_tick = false;
 
+	/* Step 1. */
+	d->idx = max(cand, 0);
+	if (cand <= d->first_idx) {
+		if (cand >= 0)
+			teo_tick_rule(in, teo_residency(in, cand),
+				      in->tick_period_ns / 2, d);
+		return;
+	}
+
 	/*
-	 * The candidate, and the sums of the metrics below it; the bin with
-	 * the most intercepts below the deepest state (the deeper one of
-	 * equals).
+	 * Step 2: the intercepts below the candidate against everything but
+	 * the hits below it.
 	 */
-	for (i = 1; i < in->state_count; i++) {
-		const struct teo_bin *prev = &m->bins[i - 1];
-
-		hit_sum += prev->hits;
-		intercept_sum += prev->intercepts;
-		if (prev->intercepts >= intercept_max) {
-			intercept_max = prev->intercepts;
-			intercept_max_idx = i - 1;
-		}
-		if (!teo_enabled(in, i))
-			continue;
-		if (idx < 0)
-			d->first_idx = i;
-		idx = i;
-		if (in->states[i].exit_latency_ns <= in->latency_req_ns)
-			d->constraint_idx = i;
-		idx_intercept_sum = intercept_sum;
-		idx_hit_sum = hit_sum;
+	for (i = 0; i < cand; i++) {
+		early += m->bins[i].intercepts;
+		rest -= m->bins[i].hits;
 	}
+	if (2 * early > rest)
+		d->idx = teo_intercept_walk(in, m, cand, d->first_idx, early,
+					    teo_busiest_bin(in, m));
 
-	if (idx < 0) {
-		d->idx = 0;
-		return;
-	}
-	d->idx = idx;
-	if (idx == d->first_idx) {
-		teo_tick_rule(in, teo_residency(in, idx), in->tick_period_ns / 2, d);
-		return;
-	}
-
-	/* Step 2: intercepts dominate; take the state most of them fit. */
-	if (2 * idx_intercept_sum > m->total - idx_hit_sum) {
-		intercept_sum = 0;
-		for (i = idx - 1; i >= d->first_idx; i--) {
-			intercept_sum += m->bins[i].intercepts;
-			if (!teo_enabled(in, i))
-				continue;
-			d->idx = i;
-			if (2 * intercept_sum > idx_intercept_sum &&
-			    i <= intercept_max_idx)
-				break;
-		}
-	}
-
-	if (d->idx > d->constraint_idx)
-		d->idx = d->constraint_idx;
+	/* Step 3. */
+	d->idx = min(d->idx, d->constraint_idx);
 
 	/* Step 4: a shallow state needs no sleep length if idles are short. */
 	if (!in->tick_stopped &&
 	    (!d->idx || teo_residency(in, d->idx) < RESIDENCY_THRESHOLD_NS) &&
-	    (2 * m->short_idles >= m->total ||
+	    (2 * m->brief_idles >= m->events ||
 	     in->latency_req_ns < TEO_LATENCY_THRESHOLD_NS))
 		return;
 
@@ -289,7 +325,7 @@ VISIBLE_IF_KUNIT void teo_decide_late(const struct teo_input *in,
 	if (teo_residency(in, d->idx) > duration_ns)
 		d->idx = teo_shallower(in, d->idx, duration_ns);
 	if (teo_residency(in, d->idx) < in->tick_period_ns &&
-	    3 * m->tick_intercepts >= 2 * m->total)
+	    3 * m->early_in_tick >= 2 * m->events)
 		duration_ns = in->tick_period_ns / 2;
 
 	teo_tick_rule(in, duration_ns, delta_tick_ns, d);
@@ -301,6 +337,50 @@ static void teo_decay(unsigned int *metric)
 	unsigned int delta = *metric >> TEO_DECAY_SHIFT;
 
 	*metric = delta ? *metric - delta : 0;
+}
+
+/*
+ * The idle duration the wakeup stands for: endless for a polling state cut
+ * short by its limit; otherwise the residency less half the exit latency
+ * (the typical share of it spent waking up), or half the residency if it
+ * is shorter than the exit latency.
+ */
+static s64 teo_measured(const struct teo_wakeup *w)
+{
+	if (w->polling_limit)
+		return S64_MAX;
+	if (w->residency_ns < w->exit_latency_ns)
+		return w->residency_ns / 2;
+	return w->residency_ns - w->exit_latency_ns / 2;
+}
+
+/* The last state whose target residency does not exceed @ns, or 0. */
+static int teo_bin_of(const struct teo_input *in, s64 ns)
+{
+	int i, bin = 0;
+
+	for (i = 0; i < in->state_count; i++) {
+		if (teo_residency(in, i) <= ns)
+			bin = i;
+	}
+	return bin;
+}
+
+/*
+ * Where a tick wakeup counts as a hit: the deepest bin if tick wakeups are
+ * over two thirds of all events, else the sleep length's bin @timer_bin if
+ * intercepts within a tick period are under two thirds of @before (all
+ * events before this one); -1 if it counts like any other wakeup.
+ */
+static int teo_tick_hit_bin(const struct teo_input *in,
+			    const struct teo_metrics *m, unsigned int before,
+			    int timer_bin)
+{
+	if (3 * m->tick_wakeups > 2 * m->events)
+		return in->state_count - 1;
+	if (3 * m->early_in_tick < 2 * before)
+		return timer_bin;
+	return -1;
 }
 
 /**
@@ -316,61 +396,46 @@ VISIBLE_IF_KUNIT void teo_account(const struct teo_input *in,
 				  struct teo_metrics *m,
 				  const struct teo_wakeup *w)
 {
-	s64 lat_ns = w->exit_latency_ns, measured_ns = S64_MAX;
-	int i, idx_timer = 0, idx_duration = 0;
-	unsigned int total = 0;
+	s64 measured_ns = teo_measured(w);
+	int i, timer_bin, idle_bin, bin;
+	unsigned int before = 0;
 
-	teo_decay(&m->short_idles);
-	if (!w->polling_limit) {
-		measured_ns = w->residency_ns;
-		/* Half the exit latency, on average, is not idle time. */
-		if (measured_ns >= lat_ns) {
-			measured_ns -= lat_ns / 2;
-			if (measured_ns < RESIDENCY_THRESHOLD_NS)
-				m->short_idles += TEO_PULSE;
-		} else {
-			measured_ns /= 2;
-			m->short_idles += TEO_PULSE;
-		}
-	}
+	/* A wakeup within the exit latency counts as short whatever it was. */
+	teo_decay(&m->brief_idles);
+	if (!w->polling_limit && (w->residency_ns < w->exit_latency_ns ||
+				  measured_ns < RESIDENCY_THRESHOLD_NS))
+		m->brief_idles += TEO_PULSE;
 
 	for (i = 0; i < in->state_count; i++) {
-		struct teo_bin *bin = &m->bins[i];
-
-		teo_decay(&bin->hits);
-		total += bin->hits;
-		teo_decay(&bin->intercepts);
-		total += bin->intercepts;
-		if (teo_residency(in, i) <= w->sleep_length_ns) {
-			idx_timer = i;
-			if (teo_residency(in, i) <= measured_ns)
-				idx_duration = i;
-		}
+		teo_decay(&m->bins[i].hits);
+		teo_decay(&m->bins[i].intercepts);
+		before += m->bins[i].hits + m->bins[i].intercepts;
 	}
-	m->total = total + TEO_PULSE;
+	m->events = before + TEO_PULSE;
+	teo_decay(&m->early_in_tick);
+	teo_decay(&m->tick_wakeups);
 
-	teo_decay(&m->tick_intercepts);
-	teo_decay(&m->total_tick);
+	timer_bin = teo_bin_of(in, w->sleep_length_ns);
+	idle_bin = teo_bin_of(in, min(w->sleep_length_ns, measured_ns));
+
 	if (w->tick) {
-		m->total_tick += TEO_PULSE;
-		if (3 * m->total_tick > 2 * m->total) {
-			m->bins[in->state_count - 1].hits += TEO_PULSE;
-			return;
-		}
-		if (3 * m->tick_intercepts < 2 * total) {
-			m->bins[idx_timer].hits += TEO_PULSE;
+		m->tick_wakeups += TEO_PULSE;
+		bin = teo_tick_hit_bin(in, m, before, timer_bin);
+		if (bin >= 0) {
+			m->bins[bin].hits += TEO_PULSE;
 			return;
 		}
 	}
 
-	if (idx_timer == idx_duration &&
-	    w->sleep_length_ns - measured_ns < lat_ns / 2) {
-		m->bins[idx_timer].hits += TEO_PULSE;
-	} else {
-		m->bins[idx_duration].intercepts += TEO_PULSE;
-		if (measured_ns <= in->tick_period_ns)
-			m->tick_intercepts += TEO_PULSE;
+	/* A hit: in the sleep length's bin and close to the sleep length. */
+	if (idle_bin == timer_bin &&
+	    w->sleep_length_ns - measured_ns < w->exit_latency_ns / 2) {
+		m->bins[timer_bin].hits += TEO_PULSE;
+		return;
 	}
+	m->bins[idle_bin].intercepts += TEO_PULSE;
+	if (measured_ns <= in->tick_period_ns)
+		m->early_in_tick += TEO_PULSE;
 }
 EXPORT_SYMBOL_IF_KUNIT(teo_account);
 

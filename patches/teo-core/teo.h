@@ -37,17 +37,18 @@ struct teo_bin {
 /**
  * struct teo_metrics - Per-CPU wakeup history of the governor.
  * @bins: One bin per idle state of the driver.
- * @total: Sum of all bins' metrics after the last update.
- * @total_tick: Wakeups by the scheduler tick.
- * @tick_intercepts: Intercepts with an idle duration up to one tick period.
- * @short_idles: Wakeups after less than %RESIDENCY_THRESHOLD_NS of idle.
+ * @events: What all bins' metrics add up to after the last update.
+ * @brief_idles: Decaying count of wakeups after less than
+ *	%RESIDENCY_THRESHOLD_NS of idle (or within the exit latency).
+ * @early_in_tick: Decaying count of intercepts within one tick period.
+ * @tick_wakeups: Decaying count of wakeups by the scheduler tick.
  */
 struct teo_metrics {
 	struct teo_bin bins[CPUIDLE_STATE_MAX];
-	unsigned int total;
-	unsigned int total_tick;
-	unsigned int tick_intercepts;
-	unsigned int short_idles;
+	unsigned int events;
+	unsigned int brief_idles;
+	unsigned int early_in_tick;
+	unsigned int tick_wakeups;
 };
 
 /**
