@@ -46,6 +46,21 @@ pristine()
 	echo "$TEO_CACHE/linux-source-$1"
 }
 
+# harness_make [TARGET...]: make the replay harness (tools/testing/cpuidle)
+# into $TEO_CACHE/build/harness, with upstream's governors copied from the
+# pristine source of every base (unpacked first if need be).
+harness_make()
+{
+	local b args=()
+
+	for b in "${TEO_BASES[@]}"; do
+		"$TEO_ROOT/scripts/teo/source" "$b" >/dev/null || return 1
+		args+=("PRISTINE_${b//./_}=$(pristine "$b")")
+	done
+	make -s -C "$TEO_ROOT/tools/testing/cpuidle" TEO_CACHE="$TEO_CACHE" \
+		"${args[@]}" OUT="$TEO_CACHE/build/harness" "$@"
+}
+
 # cross_prefix ARCH: the CROSS_COMPILE prefix for ARCH on this host.
 cross_prefix()
 {
