@@ -685,7 +685,7 @@ VISIBLE_IF_KUNIT bool teo_cpu_utilized(int cpu)
 EXPORT_SYMBOL_IF_KUNIT(teo_cpu_utilized);
 
 static void teo_gather(struct cpuidle_driver *drv, struct cpuidle_device *dev,
-		       const struct teo_metrics *m, struct teo_input *in)
+		       struct teo_input *in)
 {
 	int i;
 
@@ -699,10 +699,6 @@ static void teo_gather(struct cpuidle_driver *drv, struct cpuidle_device *dev,
 	in->latency_req_ns = cpuidle_governor_latency_req(dev->cpu);
 	in->tick_period_ns = TICK_NSEC;
 	in->tick_stopped = teo_tick_stopped();
-	/* Utilization is asked for only when a wakeup pattern has a say. */
-	in->utilized = false;
-	if (IS_ENABLED(CONFIG_SMP) && teo_pattern_guess(in, m) != TEO_GUESS_NONE)
-		in->utilized = teo_cpu_utilized(dev->cpu);
 }
 
 /**
@@ -723,6 +719,7 @@ VISIBLE_IF_KUNIT int teo_select(struct cpuidle_driver *drv,
 	struct teo_decision d;
 	struct teo_input in;
 
+	teo_gather(drv, dev, &in);
 	if (dev->last_state_idx >= 0) {
 		struct teo_wakeup w = {
 			.sleep_length_ns = cpu_data->sleep_length_ns,
@@ -733,15 +730,15 @@ VISIBLE_IF_KUNIT int teo_select(struct cpuidle_driver *drv,
 				      dev->poll_time_limit,
 		};
 
-		/* The state table is all the update reads of the input. */
-		in.states = drv->states;
-		in.state_count = drv->state_count;
 		teo_account(&in, &cpu_data->metrics, &w);
 		dev->poll_time_limit = false;
 		dev->last_state_idx = -1;
 	}
 
-	teo_gather(drv, dev, &cpu_data->metrics, &in);
+	/* Utilization is asked for only when a wakeup pattern has a say. */
+	in.utilized = IS_ENABLED(CONFIG_SMP) &&
+		      teo_pattern_guess(&in, &cpu_data->metrics) != TEO_GUESS_NONE &&
+		      teo_cpu_utilized(dev->cpu);
 	cpu_data->sleep_length_ns = KTIME_MAX;
 	teo_decide_early(&in, &cpu_data->metrics, &d);
 	if (d.need_sleep_length) {
