@@ -305,8 +305,11 @@ VISIBLE_IF_KUNIT void teo_decide_late(const struct teo_input *in,
 	d->need_sleep_length = false;
 	d->stop_tick = true;
 
-	/* Step 5: nothing would wake the CPU from a shallow state soon. */
-	if (in->tick_stopped && duration_ns > SAFE_TIMER_RANGE_NS &&
+	/*
+	 * Step 5: nothing would wake the CPU from a shallow state soon (no
+	 * timer within SAFE_TIMER_RANGE_NS, two ticks of the input's period).
+	 */
+	if (in->tick_stopped && duration_ns > 2 * in->tick_period_ns &&
 	    teo_residency(in, d->idx) < in->tick_period_ns) {
 		for (i = d->constraint_idx; i > d->idx; i--) {
 			if (teo_enabled(in, i) && teo_residency(in, i) <= duration_ns) {
