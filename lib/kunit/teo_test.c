@@ -298,6 +298,7 @@ static const void *teo_gen_params(const void *prev, char *desc,
  * @intercepts: Initial intercepts metric per bin.
  * @outlived_ns: If not 0, the tick or the polling limit woke the CPU this
  *	long after its last real wakeup.
+ * @brief_idles: Initial short-idles metric.
  * @want_idx: Expected state.
  * @want_stop_tick: Expected tick decision.
  * @want_asked: Whether the sleep length must have been asked for.
@@ -314,6 +315,7 @@ struct teo_select_case {
 	unsigned int hits[CPUIDLE_STATE_MAX];
 	unsigned int intercepts[CPUIDLE_STATE_MAX];
 	s64 outlived_ns;
+	unsigned int brief_idles;
 	int want_idx;
 	bool want_stop_tick;
 	bool want_asked;
@@ -345,13 +347,13 @@ static const struct teo_select_case teo_select_cases[] = {
 		.row.table = &x86, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100),
 		.intercepts = { [0] = 400, [1] = 250, [2] = 251 },
-		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
 	}, {
-		.row.desc = "arm2 intercepts pick WFI, the shallowest: tick kept, no query",
+		.row.desc = "arm2 intercepts pick WFI, the shallowest: tick kept",
 		.row.table = &arm2, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(50), .delta_tick_pct = 50,
 		.hits = { [1] = 1000 }, .intercepts = { [0] = 8000 },
-		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
 	}, {
 		.row.desc = "arm2 intercepts pick WFI, tick stopped, timer in 50 ms: cpu-off",
 		.row.table = &arm2, .latency_req_ns = NO_LIMIT, .tick_stopped = true,
@@ -359,11 +361,11 @@ static const struct teo_select_case teo_select_cases[] = {
 		.hits = { [1] = 1000 }, .intercepts = { [0] = 8000 },
 		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.row.desc = "arm2 intercepts pick WFI, tick stopped, timer in 1.5 ticks: WFI",
+		.row.desc = "arm2 intercepts pick WFI, tick stopped, timer in 1.5 ticks: WFI (state 0 keeps the tick)",
 		.row.table = &arm2, .latency_req_ns = NO_LIMIT, .tick_stopped = true,
 		.sleep_tick_pct = 150,
 		.hits = { [1] = 1000 }, .intercepts = { [0] = 8000 },
-		.want_idx = 0, .want_stop_tick = true, .want_asked = true,
+		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
 	}, {
 		.row.desc = "one polling state: use it, keep the tick",
 		.row.table = &poll_only, .latency_req_ns = NO_LIMIT,
@@ -405,11 +407,23 @@ static const struct teo_select_case teo_select_cases[] = {
 		.sleep_ns = MS(100), .delta_tick_pct = 30,
 		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.row.desc = "intercept majority at C1 picks C1, short: no query",
+		.row.desc = "intercept majority at C1 picks C1, short idles: no query",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT,
-		.sleep_ns = MS(100),
+		.sleep_ns = MS(100), .brief_idles = 4000,
 		.hits = { [3] = 2000 }, .intercepts = { [1] = 6000 },
 		.want_idx = 1, .want_stop_tick = false, .want_asked = false,
+	}, {
+		.row.desc = "intercept majority at C1 picks C1, few short idles: query",
+		.row.table = &x86, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = MS(100), .brief_idles = 3999,
+		.hits = { [3] = 2000 }, .intercepts = { [1] = 6000 },
+		.want_idx = 1, .want_stop_tick = false, .want_asked = true,
+	}, {
+		.row.desc = "short idles do not spare the query for C2",
+		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 250,
+		.sleep_ns = MS(100), .brief_idles = SATURATED,
+		.hits = { [3] = 2000 }, .intercepts = { [2] = 6000 },
+		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
 	}, {
 		.row.desc = "intercept minority keeps the deepest state",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT,
@@ -455,16 +469,32 @@ static const struct teo_select_case teo_select_cases[] = {
 		.sleep_ns = MS(100),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
 	}, {
+		.row.desc = "POLL disabled, limit below C1's latency: C1, never POLL",
+		.row.table = &x86, .disabled = 0x1, .latency_req_ns = 0,
+		.sleep_ns = MS(100),
+		.want_idx = 1, .want_stop_tick = false, .want_asked = false,
+	}, {
+		.row.desc = "POLL disabled, limit admits C1 only: C1, intercepts or not",
+		.row.table = &x86, .disabled = 0x1, .latency_req_ns = US(1),
+		.sleep_ns = MS(100),
+		.hits = { [3] = 1000 }, .intercepts = { [0] = 8000 },
+		.want_idx = 1, .want_stop_tick = false, .want_asked = false,
+	}, {
+		.row.desc = "tick stopped, CEDE disabled: snooze, and stop_tick stays clear",
+		.row.table = &power, .disabled = 0x2, .latency_req_ns = NO_LIMIT,
+		.tick_stopped = true, .sleep_ns = MS(100),
+		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+	}, {
 		.row.desc = "latency limit leaves WFI only: no query, tick kept",
 		.row.table = &arm2, .latency_req_ns = US(100),
 		.sleep_ns = MS(100),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
 	}, {
-		.row.desc = "tick running: intercepts in bin 0 pick WFI, no query",
+		.row.desc = "tick running: intercepts in bin 0 pick WFI, tick kept",
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100),
 		.hits = { [2] = 1000 }, .intercepts = { [0] = 8000 },
-		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
 	}, {
 		.row.desc = "tick woke after the intercepts' bin: deepest, tick stopped",
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT,
@@ -476,13 +506,13 @@ static const struct teo_select_case teo_select_cases[] = {
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100), .outlived_ns = US(899),
 		.hits = { [2] = 1000 }, .intercepts = { [0] = 8000 },
-		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
 	}, {
 		.row.desc = "polling limit woke after the intercepts' bin: poll again",
 		.row.table = &power, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100), .outlived_ns = US(120),
 		.hits = { [1] = 1000 }, .intercepts = { [0] = 8000 },
-		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
 	}, {
 		.row.desc = "tick stopped, no timer within two ticks: the deepest that fits",
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .tick_stopped = true,
@@ -499,7 +529,7 @@ static const struct teo_select_case teo_select_cases[] = {
 		.row.table = &arm3, .disabled = 0x1, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100),
 		.hits = { [2] = 1000 }, .intercepts = { [0] = 8000 },
-		.want_idx = 1, .want_stop_tick = false, .want_asked = false,
+		.want_idx = 1, .want_stop_tick = false, .want_asked = true,
 	}, {
 		.row.desc = "state 0 disabled, timer before every enabled state fits",
 		.row.table = &arm3, .disabled = 0x1, .latency_req_ns = NO_LIMIT,
@@ -585,7 +615,7 @@ static const struct teo_select_case teo_select_cases[] = {
 		.row.table = &armeq, .latency_req_ns = NO_LIMIT, .row.hz = 100,
 		.sleep_ns = MS(100),
 		.hits = { [2] = 1000 }, .intercepts = { [0] = 4000 },
-		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
 	},
 };
 
@@ -607,6 +637,7 @@ static void teo_test_select(struct kunit *test)
 	struct teo_metrics m = {
 		.artificial = c->outlived_ns > 0,
 		.outlived_ns = c->outlived_ns,
+		.brief_idles = c->brief_idles,
 	};
 	struct teo_decision d;
 	struct teo_input in;
@@ -623,6 +654,7 @@ static void teo_test_select(struct kunit *test)
 	for (i = 0; i < CPUIDLE_STATE_MAX; i++) {
 		m.bins[i].hits = c->hits[i];
 		m.bins[i].intercepts = c->intercepts[i];
+		m.events += c->hits[i] + c->intercepts[i];
 	}
 
 	asked = teo_decide(&in, &m, sleep_ns, delta_ns, &d);
@@ -787,7 +819,7 @@ static void teo_test_outlived(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, m.artificial);
 
 	w.artificial = true;
-	w.residency_ns = U64_MAX;
+	w.residency_ns = S64_MAX;
 	teo_account(&in, &m, &w);
 	teo_account(&in, &m, &w);
 	teo_account(&in, &m, &w);
@@ -835,7 +867,7 @@ static void teo_test_account_stays_in_table(struct kunit *test)
 {
 	struct teo_metrics m = {};
 	struct teo_wakeup w = {
-		.sleep_length_ns = KTIME_MAX, .residency_ns = U64_MAX,
+		.sleep_length_ns = KTIME_MAX, .residency_ns = S64_MAX,
 		.exit_latency_ns = -1, .artificial = false,
 	};
 	struct teo_input in;
@@ -919,10 +951,11 @@ static const struct teo_history_case teo_history_cases[] = {
 		.busy_ns = US(100),
 		.within = 3, .settled_idx = -1,
 	}, {
-		.row.desc = "interrupts every 40 us learned: C1, tick kept, no query",
+		.row.desc = "interrupts every 40 us learned: C1, tick kept",
 		.row.table = &x86, .timer_period_ns = MS(1000), .irq_after_ns = US(40),
 		.busy_ns = US(5),
 		.within = 12, .settled_idx = 1, .settled_stop_tick = false,
+		.settled_asked = true,
 	}, {
 		.row.desc = "interrupts every 1.4 ms learned: cpu-sleep, tick kept",
 		.row.table = &arm3, .timer_period_ns = MS(1000), .irq_after_ns = US(1400),
@@ -1554,6 +1587,7 @@ static void teo_test_util_never_polls(struct kunit *test)
 	teo_make_input(&in, &x86, 0, NO_LIMIT, 1000, false);
 	m.bins[3].hits = SATURATED;
 	m.bins[0].intercepts = TEO_PULSE;
+	m.events = m.bins[3].hits + m.bins[0].intercepts;
 	m.last_early = true;
 	m.run = 1;
 	m.early_bin = 0;

@@ -2,133 +2,118 @@
 /*
  * Timer events oriented (TEO) CPU idle governor.
  *
- * Copyright (C) 2026 The TEO governor developers
+ * The TEO design (timer-first prediction with "hits" and "intercepts" per
+ * idle state bin) is Rafael J. Wysocki's.  This file restates it as a pure
+ * decision core with explicit inputs and a thin layer of kernel glue.
  */
 
 /**
  * DOC: teo-description
  *
  * Why timers first
- * ================
+ * ----------------
  *
- * On most systems the timer interrupt is by far the most common reason for a
- * CPU to leave an idle state, and the time of the next timer is known before
- * the CPU goes idle.  The "sleep length", the time until that timer, is
- * therefore the best single predictor of how long the CPU will stay idle.  It
- * is not free, though: tick_nohz_get_sleep_length() walks the timer queues,
- * so this governor asks for it only when the answer can depend on it.
- *
- * Other interrupts (I/O completions, IPIs, network packets) end some idle
- * periods earlier than the sleep length.  The governor learns how often that
- * happens from recent wakeups and moves to a shallower state when such early
- * wakeups dominate.
+ * Most idle periods of a CPU end with a timer, and the time until the next
+ * timer (the *sleep length*) is known before the CPU goes idle.  It is the
+ * best single predictor of the idle duration.  It is not free, though:
+ * tick_nohz_get_sleep_length() walks the timer queues, so the governor asks
+ * for it only when the answer can depend on it.  Other interrupts end some
+ * idle periods early; the governor learns how often from recent wakeups.
  *
  * Data: one bin per idle state
- * ============================
+ * ----------------------------
  *
- * The target residencies of the driver's states cut the time axis into bins:
- * bin i holds idle durations from the target residency of state i up to, but
- * not including, that of state i + 1; the last bin has no upper end.  Each
- * bin keeps two decaying metrics:
+ * The target residencies of the driver's states cut the time axis into
+ * bins: bin i holds idle durations from the target residency of state i up
+ * to that of state i + 1; the last bin has no upper end.  Each bin keeps
+ * two metrics: *hits* (the idle period ended close to the sleep length and
+ * in its bin: the timer predicted it) and *intercepts* (it ended in this bin
+ * for another reason).  After every wakeup each metric loses an eighth of
+ * its value (a metric smaller than eight drops to zero) and the event adds
+ * 1024 to one of them.  One more metric decays the same way: *short
+ * idles* (less than 15 us).
  *
- * - *hits*: the idle period ended in the same bin as the sleep length and
- *   within half the entered state's exit latency of it, so the timer
- *   predicted it;
- * - *intercepts*: the idle period ended in this bin although the sleep length
- *   lay in a deeper one, so something other than a timer cut it short.
+ * The measured idle duration is the core's residency less half the exit
+ * latency of the state entered (the typical share of it spent before the
+ * CPU runs again); a wakeup is a hit if that duration is in the sleep
+ * length's bin and within half the exit latency of the sleep length.
  *
- * After every wakeup each metric loses an eighth of its value (rounded up, so
- * that small values do reach zero) and the bin the event falls into gains
- * %TEO_PULSE.  A metric thus weights the last few dozen wakeups, the latest
- * most.  The measured idle duration is the core's residency less half of the
- * entered state's exit latency, the typical share of it spent before the CPU
- * runs again.
- *
- * Wakeups caused by the scheduler tick or by the polling time limit are
- * *artificial*: the governor (or the core) chose to wake the CPU early, so
- * the CPU could have stayed idle until the next timer.  They are counted as
- * hits at the sleep length, or in the deepest bin when the sleep length was
- * not asked for.  Counting them where they occurred instead would make a kept
- * tick look like a stream of early wakeups, which keeps the tick, which makes
- * more of them: on systems with HZ=100 and few idle states that loop pins the
- * CPU in its shallowest state.
+ * Wakeups by the tick or by a polling state's time limit are *artificial*:
+ * the CPU could have stayed idle until the next timer, so each counts as a
+ * hit in the sleep length's bin (the deepest bin if the sleep length was not
+ * asked for).  Counting a tick wakeup where it happened would make a kept
+ * tick look like a stream of early wakeups, which keeps the tick, which
+ * makes more of them: with a long tick period that loop holds the CPU in a
+ * shallow state.
  *
  * Selection
- * =========
+ * ---------
  *
  * A state is *usable* if it is enabled and its exit latency is within the
- * CPU's latency limit (global and per-CPU PM QoS).
+ * CPU's latency limit (global and per-CPU PM QoS).  Every step below picks
+ * among usable states only.
  *
- * 1. The candidate is the deepest usable state.  If no state is usable, the
- *    shallowest enabled state (or state 0) is returned with the tick kept.
- *    If only one state is usable there is nothing to choose: it is returned,
- *    and the tick is stopped only if the state does not poll and its target
- *    residency is at least the tick period (or the tick is stopped already).
+ * 1. The candidate is the deepest usable state.  If no state is usable,
+ *    the shallowest enabled state (or state 0) is used with the tick kept.
+ *    If one state is usable, it is used, and the tick is stopped unless it
+ *    polls or its target residency is below the tick period.
  *
- * 2. Early wakeups are the intercepts in the bins below the candidate.  If
- *    they outweigh all events in the candidate's bin and above (hits below
- *    the candidate are left out: step 4 finds those from the sleep length),
- *    the governor takes the median early wakeup: walking down from the
- *    candidate, the first bin at which the intercepts seen so far exceed half
- *    of all early ones and that is not deeper than the bin with the most
- *    intercepts.  It then picks the deepest usable state whose target
- *    residency does not exceed that bin's lower edge or, if there is none
- *    (the states below are disabled or over the latency limit), the
- *    shallowest usable state above that bin.  Bins of states that
- *    share their target residency with a deeper state are empty by
- *    construction, and "deepest state that fits" always prefers the deeper of
- *    such twins, so an empty bin never attracts the choice.
- *    If the tick has just woken the CPU and the CPU has been idle since its
- *    last real wakeup for at least the upper edge of the median bin, the
- *    early wakeup it was kept shallow for did not come when such wakeups
- *    do, and the candidate stands.  That does not apply to a polling state:
- *    its time limit is the next state's target residency, so it would
- *    always apply, and polling is cheap to leave.
+ * 2. If the intercepts in the bins below the candidate are over half of
+ *    the events in the candidate's bin and above (hits below the candidate
+ *    are left out: the sleep length finds those), the governor walks down
+ *    from the candidate summing intercepts, and stops at the first enabled
+ *    state at which they exceed half of the intercepts below the candidate
+ *    and that is not deeper than the bin with the most intercepts.
+ *    That state is not taken, though, if the last wakeup was artificial
+ *    and the CPU has been idle since the last real wakeup for at least
+ *    the upper edge of its bin (the next state's target residency) and it
+ *    does not poll: the early wakeup it would wait for did not come when
+ *    such wakeups do, and a kept tick would otherwise hold the CPU shallow
+ *    tick after tick.  A polling state is left out of that rule (its time
+ *    limit is the next state's target residency, so the rule would always
+ *    apply), and polling is cheap to leave.
  *
- *    Utilization (step 2a): on a utilized CPU (see below), when the tick
- *    or the polling limit did not cause the last wakeup, the governor also
- *    asks the wakeup patterns what comes next.  If an early wakeup is
- *    likely enough and step 2 did not already pick a shallower state, it
- *    picks for the bin the last early wakeup ended in, as step 2 would once
- *    the metrics caught up; it never picks a polling state this way.  If an
- *    early wakeup is unlikely and step 2 did pick a shallower state, the
- *    candidate stands.
+ *    Utilization (step 2a): on a utilized CPU (see below), when the last
+ *    wakeup was not artificial, the governor also asks the wakeup patterns
+ *    what comes next.  If an early wakeup is likely enough and step 2 did
+ *    not pick a shallower state, it picks for the bin the last early wakeup
+ *    ended in, as step 2 would once the metrics caught up: the deepest
+ *    usable state that does not poll and fits it, or the shallowest such
+ *    state above it; never a polling state.  If an early wakeup is unlikely
+ *    and step 2 did pick a shallower state, the candidate stands.
  *
- * 3. The sleep length is asked for only if it can change the answer.  With
- *    the tick stopped it always can.  It cannot when early wakeups dominated
- *    and the chosen state is the shallowest usable one (nothing shallower
- *    exists, and step 5 keeps the tick), nor when state 0 polls and the
- *    chosen state's target residency is below %RESIDENCY_THRESHOLD_NS (the
- *    tick stays; so short a state is worth no query).
+ * 3. (The latency limit needs no step of its own: no state over it is
+ *    ever considered.)
  *
- * 4. With the tick already stopped, only a timer ends the idle period: a
- *    state whose target residency is below the tick period stands only if a
- *    timer is due within two tick periods (%SAFE_TIMER_RANGE_NS); otherwise
- *    the deepest usable state that fits the sleep length is taken, and the
- *    selection ends.  If the next timer comes before the chosen state's
- *    target residency, the deepest usable state that fits before the timer
- *    is taken instead.
+ * 4. With the tick running, a state below 15 us (or state 0) needs no sleep
+ *    length if short idles are at least half of all events or the latency
+ *    limit is below 7.5 us: it is used and the tick is kept.
  *
- * 5. The tick is kept if the chosen state polls, or if the timer comes
- *    before the next tick anyway; the comparison is with the actual time
- *    left until the next tick (delta_tick), not with the tick period, so a
- *    timer due after the next tick but within one period does not leave the
- *    tick running to cut the idle period short.  If early wakeups dominated
- *    (or step 2a applied) and most of them come within one tick period (the
- *    upper edge of the median bin is not beyond it), the tick is kept too,
- *    as insurance against a wakeup that does not come; if they come later,
- *    the tick would only cut short the very idle periods they end.  The
- *    exception is a choice of the shallowest usable state for early wakeups:
- *    the tick is always kept then (as mainline keeps it for state 0), since
- *    without it a CPU would sit in its shallowest state until a far timer
- *    whenever an expected wakeup did not come, and the rule of step 2 for
- *    an overdue wakeup moves it deeper at the next selection.  In every
- *    other case the tick is stopped.  When the tick is kept, the chosen
- *    state must pay off before the next tick, or the deepest usable state
- *    that does is taken.
+ * 5. Otherwise the sleep length is asked for.  With the tick already
+ *    stopped and no timer within two tick periods, a state whose target
+ *    residency is below the tick period is replaced by the deepest usable
+ *    state that fits the sleep length, so that the CPU does not sit
+ *    shallow with nothing to wake it.
+ *
+ * 6. State 0 keeps the tick.  Any other state deeper than the sleep length
+ *    allows is replaced by the deepest usable shallower state that fits
+ *    it.
+ *
+ * 7. The tick is never stopped for a polling state.  For any other, it is
+ *    stopped if it is stopped already, or if the next timer comes after the next tick (judged by
+ *    *delta_tick*, the time actually left until that tick, not by the tick
+ *    period: when the timer comes later than the tick, a kept tick can
+ *    only cut the idle period short).  The tick is kept, though, if step 2
+ *    picked a shallower state and the upper edge of its bin is not beyond
+ *    one tick period: most early wakeups come within a tick, and the tick
+ *    is insurance against one that does not come (the same holds for a
+ *    state step 2a picked).  If they come later, a kept tick would only cut
+ *    short the very idle periods they end.
+ *    When the tick stays, a state deeper than the time left until the next
+ *    tick is replaced by the deepest usable shallower state that fits it.
  *
  * Utilization awareness
- * =====================
+ * ---------------------
  *
  * A CPU is *utilized* when sched_cpu_util() exceeds 1/64 of its capacity
  * (arch_scale_cpu_capacity()); without CONFIG_SMP it never is.  Interactive
@@ -141,21 +126,21 @@
  * too.
  *
  * Wakeup patterns capture the rhythm.  The governor keeps the length of the
- * current *run* (wakeups in a row that all came early, or all did not; tick
- * and polling-limit wakeups are left out) and, for each kind and length of
- * run up to 31, how many of the wakeups that followed such a run came early,
+ * current *run* (wakeups in a row that all were intercepts, or all were not;
+ * artificial wakeups are left out) and, for each kind and length of run up
+ * to 31, how many of the wakeups that followed such a run were intercepts,
  * out of how many (halved every 64, so old habits fade).  A pattern seen
  * fewer than 4 times says "early" if the last wakeup was early and nothing
  * otherwise.  Else it says "early" if the odds are better than 1 in 14, and
  * "timer" if they are below 1 in 16.  A wrong "early" costs a shallow state
- * until the next tick at most (step 5 keeps the tick), so with a tick period
+ * until the next tick at most (step 7 keeps the tick), so with a tick period
  * above 4 ms the odds must be better in proportion: 1 in 5.6 at HZ=100.
  *
  * Utilization is a permission, not evidence: without wakeups that were
- * actually early it changes nothing, and step 4 can still make the choice
- * shallower.  That is what keeps clear of the three problems that had
- * utilization awareness reverted from Linux 6.11, which picked a shallower
- * state whenever the CPU was utilized:
+ * actually early it changes nothing, and the sleep length can still make
+ * the choice shallower.  That is what keeps clear of the three problems that
+ * had utilization awareness reverted from Linux 6.11, which picked a
+ * shallower state whenever the CPU was utilized:
  *
  * - a light periodic task on a CPU with only WFI and CPU-off kept it in WFI
  *   with the tick running: here, a CPU woken only by timers has patterns
@@ -169,9 +154,9 @@
  *   here, utilization never picks a polling state.
  *
  * Structure
- * =========
+ * ---------
  *
- * teo_decide_early() (steps 1-3), teo_decide_late() (steps 4-5) and
+ * teo_decide_early() (steps 1-4), teo_decide_late() (steps 5-7) and
  * teo_account() (the update after wakeup) are pure functions of explicit
  * inputs: the state table, the disabled states, the latency limit, the tick
  * period and state, whether the CPU is utilized, the metrics and, when
@@ -186,8 +171,6 @@
 #include <linux/bits.h>
 #include <linux/cpuidle.h>
 #include <linux/kernel.h>
-#include <linux/ktime.h>
-#include <linux/minmax.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/sched/topology.h>
@@ -196,12 +179,15 @@
 #include "gov.h"
 #include "teo.h"
 
+/* Below this exit latency limit, step 4 needs no sleep length. */
+#define TEO_LATENCY_THRESHOLD_NS	(RESIDENCY_THRESHOLD_NS / 2)
+
 /**
- * struct teo_cpu - Per-CPU state of the governor.
+ * struct teo_cpu - Per-CPU data of the governor.
  * @metrics: Wakeup history, binned by idle state.
  * @sleep_length_ns: Sleep length found at the last selection, or KTIME_MAX
  *	if it was not asked for.
- * @tick_wakeup: The scheduler tick ended the last idle period.
+ * @tick_wakeup: The last idle period was ended by the tick.
  */
 struct teo_cpu {
 	struct teo_metrics metrics;
@@ -211,19 +197,9 @@ struct teo_cpu {
 
 static DEFINE_PER_CPU(struct teo_cpu, teo_cpus);
 
-static int teo_count(const struct teo_input *in)
-{
-	return clamp(in->state_count, 0, CPUIDLE_STATE_MAX);
-}
-
 static s64 teo_residency(const struct teo_input *in, int i)
 {
 	return in->states[i].target_residency_ns;
-}
-
-static bool teo_polls(const struct teo_input *in, int i)
-{
-	return in->states[i].flags & CPUIDLE_FLAG_POLLING;
 }
 
 static bool teo_enabled(const struct teo_input *in, int i)
@@ -238,60 +214,47 @@ static bool teo_usable(const struct teo_input *in, int i)
 }
 
 /*
- * The deepest usable state at or below @cap whose target residency does not
- * exceed @duration_ns, or -1 if there is none.
+ * The deepest usable state below @idx whose target residency fits in
+ * @duration_ns or, if none does, the shallowest usable state below @idx
+ * (@idx itself if there is none).
  */
-static int teo_deepest_fit(const struct teo_input *in, int cap,
-			   s64 duration_ns)
+static int teo_shallower(const struct teo_input *in, int idx, s64 duration_ns)
 {
 	int i;
 
-	for (i = cap; i >= 0; i--) {
-		if (teo_usable(in, i) && teo_residency(in, i) <= duration_ns)
-			return i;
+	for (i = idx - 1; i >= 0; i--) {
+		if (!teo_usable(in, i))
+			continue;
+		idx = i;
+		if (teo_residency(in, i) <= duration_ns)
+			break;
 	}
-	return -1;
-}
-
-/* The shallowest usable state in [@from, @cap), or @cap if there is none. */
-static int teo_shallowest_from(const struct teo_input *in, int from, int cap)
-{
-	int i;
-
-	for (i = from; i < cap; i++) {
-		if (teo_usable(in, i))
-			return i;
-	}
-	return cap;
+	return idx;
 }
 
 /*
- * The deepest usable state at or below @cap that pays off within
- * @duration_ns or, if none does, the shallowest usable one (@cap is).
+ * Step 7: the tick is stopped, unless the state polls, if it is already or
+ * if @stop; a kept tick needs a state that fits before it.
  */
-static int teo_fit(const struct teo_input *in, int cap, s64 duration_ns)
+static void teo_tick_rule(const struct teo_input *in, bool stop,
+			  s64 delta_tick_ns, struct teo_decision *d)
 {
-	int idx = teo_deepest_fit(in, cap, duration_ns);
+	int idx = d->idx;
+	bool polls = in->states[idx].flags & CPUIDLE_FLAG_POLLING;
 
-	return idx >= 0 ? idx : teo_shallowest_from(in, 0, cap);
+	d->need_sleep_length = false;
+	d->stop_tick = !polls;
+	if (in->tick_stopped || (stop && !polls))
+		return;
+
+	if (idx > d->first_idx && teo_residency(in, idx) > delta_tick_ns)
+		d->idx = teo_shallower(in, idx, delta_tick_ns);
+	d->stop_tick = false;
 }
 
-/* State @i is usable and does not poll. */
-static bool teo_sleeps(const struct teo_input *in, int i)
+static bool teo_polls(const struct teo_input *in, int i)
 {
-	return teo_usable(in, i) && !teo_polls(in, i);
-}
-
-/* The shallowest state in [@from, @cand) that teo_sleeps(), or @cand. */
-static int teo_sleeper(const struct teo_input *in, int from, int cand)
-{
-	int i;
-
-	for (i = from; i < cand; i++) {
-		if (teo_sleeps(in, i))
-			return i;
-	}
-	return cand;
+	return in->states[i].flags & CPUIDLE_FLAG_POLLING;
 }
 
 enum teo_guess { TEO_GUESS_NONE, TEO_GUESS_EARLY, TEO_GUESS_TIMER };
@@ -320,90 +283,104 @@ static enum teo_guess teo_pattern_guess(const struct teo_input *in,
 	return TEO_GUESS_NONE;
 }
 
-/* Step 2a: the pattern's guess, on a utilized CPU only. */
-static enum teo_guess teo_guess(const struct teo_input *in,
-				const struct teo_metrics *m)
-{
-	return in->utilized ? teo_pattern_guess(in, m) : TEO_GUESS_NONE;
-}
-
 /*
- * Step 2: pick a state for the median early wakeup; set @d->idx to it and
- * @d->intercept_bound_ns to the upper edge of its bin.  @d->idx stays @cand
- * if early wakeups do not dominate, no usable state suits them, the CPU has
- * already outlived them, or (@guess) utilization awareness expects a timer.
+ * Step 2a, early wakeup guessed: the deepest usable state that does not
+ * poll and fits the bin the last intercept ended in or, if there is none,
+ * the shallowest such state above that bin, but shallower than @cand; @cand
+ * if there is none.
  */
-static void teo_intercept_choice(const struct teo_input *in,
-				 const struct teo_metrics *m, int cand,
-				 enum teo_guess guess, struct teo_decision *d)
+static int teo_burst_choice(const struct teo_input *in,
+			    const struct teo_metrics *m, int cand)
 {
-	unsigned int early = 0, rest = 0, seen = 0, most = 0;
-	int i, idx, most_bin = 0;
-
-	d->idx = cand;
-	for (i = 0; i < teo_count(in); i++) {
-		if (i >= cand) {
-			rest += m->bins[i].hits + m->bins[i].intercepts;
-			continue;
-		}
-		early += m->bins[i].intercepts;
-		if (m->bins[i].intercepts >= most) {
-			most = m->bins[i].intercepts;
-			most_bin = i;
-		}
-	}
-	if (early <= rest)
-		return;
-
-	/* The median early wakeup, but no deeper than the most common one. */
-	for (i = cand - 1; i > 0; i--) {
-		seen += m->bins[i].intercepts;
-		if (2 * seen > early && i <= most_bin)
-			break;
-	}
-
-	idx = teo_deepest_fit(in, cand - 1, teo_residency(in, i));
-	if (idx < 0)
-		idx = teo_shallowest_from(in, i + 1, cand);
-
-	/* The CPU has already waited longer than the early wakeups take. */
-	if (m->artificial && !teo_polls(in, idx) &&
-	    teo_residency(in, i + 1) <= m->outlived_ns)
-		return;
-	if (guess == TEO_GUESS_TIMER && idx < cand) {
-		d->utilized = true;
-		return;
-	}
-	d->idx = idx;
-	d->intercept_bound_ns = teo_residency(in, i + 1);
-}
-
-/*
- * Step 2a, early wakeup guessed: pick for the bin the last early wakeup
- * ended in as if the metrics already said so: the deepest usable state that
- * fits it or, if none does, the shallowest usable one above; never a polling
- * state, never @d->idx or deeper.
- */
-static void teo_burst_choice(const struct teo_input *in,
-			     const struct teo_metrics *m,
-			     struct teo_decision *d)
-{
-	int i, bin = m->early_bin, cand = d->idx;
+	int i, bin = m->early_bin;
 
 	if (bin < 0 || bin >= cand)
-		return;
-
+		return cand;
 	for (i = bin; i >= 0; i--) {
-		if (teo_sleeps(in, i))
+		if (teo_usable(in, i) && !teo_polls(in, i))
+			return i;
+	}
+	for (i = bin + 1; i < cand; i++) {
+		if (teo_usable(in, i) && !teo_polls(in, i))
+			return i;
+	}
+	return cand;
+}
+
+/*
+ * The candidate (the deepest usable state) and the shallowest usable state
+ * into @d; if no state is usable, -1 for the candidate and the shallowest
+ * enabled state (or 0) for the shallowest.
+ */
+static int teo_scan(const struct teo_input *in, struct teo_decision *d)
+{
+	int i, cand = -1, first_enabled = -1;
+
+	d->first_idx = -1;
+	for (i = 0; i < in->state_count; i++) {
+		if (first_enabled < 0 && teo_enabled(in, i))
+			first_enabled = i;
+		if (!teo_usable(in, i))
+			continue;
+		if (cand < 0)
+			d->first_idx = i;
+		cand = i;
+	}
+	if (cand < 0)
+		d->first_idx = max(first_enabled, 0);
+	d->constraint_idx = max(cand, 0);
+	return cand;
+}
+
+/*
+ * The bin with the most intercepts among all but the last one, the deeper
+ * of equals; -1 for a single-state table.
+ */
+static int teo_busiest_bin(const struct teo_input *in,
+			   const struct teo_metrics *m)
+{
+	unsigned int most = 0;
+	int i, bin = -1;
+
+	for (i = 0; i + 1 < in->state_count; i++) {
+		if (m->bins[i].intercepts >= most) {
+			most = m->bins[i].intercepts;
+			bin = i;
+		}
+	}
+	return bin;
+}
+
+/*
+ * Step 2: walking down from below @cand, the first usable state at which
+ * the intercepts of the bins passed (the other states' included) are over
+ * half of @early, all intercepts below @cand, and that is not deeper than
+ * @busiest; the last usable state passed if none is.  *@bin is set to the
+ * bin at which the intercepts passed first exceed half of @early (no
+ * deeper than @busiest): the median intercept's bin, whether or not its
+ * state is usable; to the returned state if there is none.
+ */
+static int teo_intercept_walk(const struct teo_input *in,
+			      const struct teo_metrics *m, int cand,
+			      unsigned int early, int busiest, int *bin)
+{
+	unsigned int passed = 0;
+	int i, idx = cand;
+
+	*bin = -1;
+	for (i = cand - 1; i >= 0; i--) {
+		passed += m->bins[i].intercepts;
+		if (*bin < 0 && 2 * passed > early && i <= busiest)
+			*bin = i;
+		if (!teo_usable(in, i))
+			continue;
+		idx = i;
+		if (*bin >= 0)
 			break;
 	}
-	if (i < 0)
-		i = teo_sleeper(in, bin + 1, cand);
-	if (i == cand)
-		return;
-	d->idx = i;
-	d->utilized = true;
-	d->intercept_bound_ns = teo_residency(in, bin + 1);
+	if (*bin < 0)
+		*bin = idx;
+	return idx;
 }
 
 /**
@@ -412,70 +389,76 @@ static void teo_burst_choice(const struct teo_input *in,
  * @m: Wakeup history of the CPU.
  * @d: Decision to fill in.
  *
- * Steps 1 to 3 of the selection described in the DOC block.  On return
- * @d->idx and @d->stop_tick are final unless @d->need_sleep_length is set, in
- * which case the caller must query the sleep length and complete the
- * decision with teo_decide_late().
+ * Steps 1 to 4 of the selection in the DOC block.  On return @d->idx and
+ * @d->stop_tick are final unless @d->need_sleep_length is set, in which case
+ * the caller must query the sleep length and complete the decision with
+ * teo_decide_late().
  */
 VISIBLE_IF_KUNIT void teo_decide_early(const struct teo_input *in,
-				  const struct teo_metrics *m,
-				  struct teo_decision *d)
+				       const struct teo_metrics *m,
+				       struct teo_decision *d)
 {
-	int i, cand = -1, shallowest = -1, first_enabled = -1;
+	unsigned int early = 0, rest = m->events;
+	int i, bin, cand = teo_scan(in, d);
 	enum teo_guess guess;
 
 	d->need_sleep_length = false;
-	d->intercepted = false;
+	d->stop_tick = false;
 	d->intercept_bound_ns = KTIME_MAX;
 	d->utilized = false;
-	d->stop_tick = false;
 
-	for (i = 0; i < teo_count(in); i++) {
-		if (first_enabled < 0 && teo_enabled(in, i))
-			first_enabled = i;
-		if (!teo_usable(in, i))
-			continue;
-		if (shallowest < 0)
-			shallowest = i;
-		cand = i;
-	}
-
-	if (cand < 0) {
-		/* Nothing meets the limits: the least harmful state, tick on. */
-		d->idx = max(first_enabled, 0);
+	/* Step 1. */
+	d->idx = cand >= 0 ? cand : d->first_idx;
+	if (cand <= d->first_idx) {
+		if (cand >= 0)
+			teo_tick_rule(in, teo_residency(in, cand) >=
+					  in->tick_period_ns,
+				      in->tick_period_ns / 2, d);
 		return;
 	}
 
-	if (cand == shallowest) {
-		/*
-		 * Nothing to choose.  The tick is not worth stopping for a
-		 * state that pays off within a tick period anyway.
-		 */
-		d->idx = cand;
-		d->stop_tick = !teo_polls(in, cand) &&
-			       (in->tick_stopped ||
-				teo_residency(in, cand) >= in->tick_period_ns);
-		return;
+	/*
+	 * Step 2: the intercepts below the candidate against everything but
+	 * the hits below it.
+	 */
+	for (i = 0; i < cand; i++) {
+		early += m->bins[i].intercepts;
+		rest -= m->bins[i].hits;
+	}
+	guess = in->utilized ? teo_pattern_guess(in, m) : TEO_GUESS_NONE;
+	if (2 * early > rest) {
+		i = teo_intercept_walk(in, m, cand, early,
+				       teo_busiest_bin(in, m), &bin);
+		/* Unless the CPU has already waited that long for nothing. */
+		if (!m->artificial || i == cand ||
+		    in->states[i].flags & CPUIDLE_FLAG_POLLING ||
+		    teo_residency(in, bin + 1) > m->outlived_ns) {
+			/* Step 2a: or patterns say a timer wakeup is due. */
+			if (guess == TEO_GUESS_TIMER && i < cand) {
+				d->utilized = true;
+			} else {
+				d->idx = i;
+				if (i < cand)
+					d->intercept_bound_ns =
+						teo_residency(in, bin + 1);
+			}
+		}
+	}
+	/* Step 2a: an early wakeup the metrics do not foresee yet. */
+	if (guess == TEO_GUESS_EARLY && d->idx == cand) {
+		i = teo_burst_choice(in, m, cand);
+		if (i < cand) {
+			d->idx = i;
+			d->utilized = true;
+			d->intercept_bound_ns = teo_residency(in, m->early_bin + 1);
+		}
 	}
 
-	guess = teo_guess(in, m);
-	teo_intercept_choice(in, m, cand, guess, d);
-	if (guess == TEO_GUESS_EARLY && d->idx == cand)
-		teo_burst_choice(in, m, d);
-	d->intercepted = d->idx < cand;
-
-	/* With the tick stopped, step 4 needs the sleep length. */
-	if (in->tick_stopped) {
-		d->need_sleep_length = true;
-		return;
-	}
-
-	/* Nothing shallower, and the tick stays as insurance (step 5). */
-	if (d->intercepted && d->idx == shallowest)
-		return;
-
-	if (teo_polls(in, 0) &&
-	    teo_residency(in, d->idx) < RESIDENCY_THRESHOLD_NS)
+	/* Step 4: a shallow state needs no sleep length if idles are short. */
+	if (!in->tick_stopped &&
+	    (!d->idx || teo_residency(in, d->idx) < RESIDENCY_THRESHOLD_NS) &&
+	    (2 * m->brief_idles >= m->events ||
+	     in->latency_req_ns < TEO_LATENCY_THRESHOLD_NS))
 		return;
 
 	d->need_sleep_length = true;
@@ -489,136 +472,165 @@ EXPORT_SYMBOL_IF_KUNIT(teo_decide_early);
  * @delta_tick_ns: Time till the next tick if the tick is not stopped.
  * @d: Decision made by teo_decide_early(), updated in place.
  *
- * Steps 4 and 5 of the selection described in the DOC block.
+ * Steps 5 to 7 of the selection in the DOC block.
  */
 VISIBLE_IF_KUNIT void teo_decide_late(const struct teo_input *in,
-				 s64 sleep_length_ns, s64 delta_tick_ns,
-				 struct teo_decision *d)
+				      s64 sleep_length_ns, s64 delta_tick_ns,
+				      struct teo_decision *d)
 {
-	int idx = d->idx;
-	bool keep_tick;
+	s64 duration_ns = sleep_length_ns;
+	bool insure;
+	int i;
+
+	d->need_sleep_length = false;
+	d->stop_tick = true;
 
 	/*
-	 * With the tick stopped, only a timer ends a state: a state shallower
-	 * than the tick period stands only if one is due within two tick
-	 * periods (SAFE_TIMER_RANGE_NS); otherwise the deepest usable state
-	 * that fits the sleep length is taken.
+	 * Step 5: nothing would wake the CPU from a shallow state soon (no
+	 * timer within SAFE_TIMER_RANGE_NS, two ticks of the input's period).
 	 */
-	if (in->tick_stopped && sleep_length_ns > 2 * in->tick_period_ns &&
-	    teo_residency(in, idx) < in->tick_period_ns) {
-		d->idx = max(idx, teo_fit(in, teo_count(in) - 1, sleep_length_ns));
-		d->stop_tick = !teo_polls(in, d->idx);
-		d->need_sleep_length = false;
+	if (in->tick_stopped && duration_ns > 2 * in->tick_period_ns &&
+	    teo_residency(in, d->idx) < in->tick_period_ns) {
+		for (i = d->constraint_idx; i > d->idx; i--) {
+			if (teo_usable(in, i) && teo_residency(in, i) <= duration_ns) {
+				d->idx = i;
+				break;
+			}
+		}
+		d->stop_tick = !(in->states[d->idx].flags &
+				 CPUIDLE_FLAG_POLLING);
 		return;
 	}
 
-	if (teo_residency(in, idx) > sleep_length_ns)
-		idx = teo_fit(in, idx, sleep_length_ns);
+	/* Step 6. */
+	if (!d->idx) {
+		d->stop_tick = false;
+		return;
+	}
+	if (teo_residency(in, d->idx) > duration_ns)
+		d->idx = teo_shallower(in, d->idx, duration_ns);
 
-	/*
-	 * With early wakeups dominating, the tick is insurance against a wakeup
-	 * that does not come, but only if they come within a tick period:
-	 * otherwise the tick would cut short the very idle periods they end.
-	 */
-	keep_tick = teo_polls(in, idx) ||
-		    (!in->tick_stopped &&
-		     (sleep_length_ns <= delta_tick_ns ||
-		      (d->intercepted &&
-		       d->intercept_bound_ns <= in->tick_period_ns)));
-
-	if (keep_tick && !in->tick_stopped &&
-	    teo_residency(in, idx) > delta_tick_ns)
-		idx = teo_fit(in, idx, delta_tick_ns);
-
-	d->idx = idx;
-	d->stop_tick = !keep_tick;
-	d->need_sleep_length = false;
+	/* Step 7. */
+	insure = d->intercept_bound_ns <= in->tick_period_ns;
+	teo_tick_rule(in, !insure && duration_ns > delta_tick_ns,
+		      delta_tick_ns, d);
 }
 EXPORT_SYMBOL_IF_KUNIT(teo_decide_late);
 
 static void teo_decay(unsigned int *metric)
 {
-	*metric -= DIV_ROUND_UP(*metric, 1U << TEO_DECAY_SHIFT);
+	unsigned int delta = *metric >> TEO_DECAY_SHIFT;
+
+	*metric = delta ? *metric - delta : 0;
+}
+
+/*
+ * The idle duration the wakeup stands for: endless for an artificial one;
+ * otherwise the residency less half the exit latency (the typical share of
+ * it spent waking up), or half the residency if it is shorter than the exit
+ * latency.
+ */
+static s64 teo_measured(const struct teo_wakeup *w)
+{
+	if (w->artificial)
+		return S64_MAX;
+	if (w->residency_ns < w->exit_latency_ns)
+		return w->residency_ns / 2;
+	return w->residency_ns - w->exit_latency_ns / 2;
+}
+
+/* The last state whose target residency does not exceed @ns, or 0. */
+static int teo_bin_of(const struct teo_input *in, s64 ns)
+{
+	int i, bin = 0;
+
+	for (i = 0; i < in->state_count; i++) {
+		if (teo_residency(in, i) <= ns)
+			bin = i;
+	}
+	return bin;
+}
+
+/*
+ * A wakeup that was not artificial (@early: an intercept, ending in @bin)
+ * counts in the pattern of the run before it, and extends that run or
+ * starts a new one.  Only utilization awareness reads the patterns, so they
+ * are left alone without CONFIG_SMP.
+ */
+static void teo_learn(struct teo_metrics *m, bool early, int bin)
+{
+	struct teo_pattern *p = &m->patterns[m->last_early][m->run];
+
+	if (IS_ENABLED(CONFIG_SMP)) {
+		p->early += early;
+		if (++p->seen >= TEO_PATTERN_WINDOW) {
+			p->early /= 2;
+			p->seen /= 2;
+		}
+	}
+	if (early != m->last_early)
+		m->run = 0;
+	if (m->run < TEO_RUN_MAX - 1)
+		m->run++;
+	m->last_early = early;
+	if (early)
+		m->early_bin = bin;
 }
 
 /**
  * teo_account - Update the wakeup history after an idle period.
- * @in: State table (only the target residencies are used).
+ * @in: State table (only the target residencies and the tick period are
+ *	used).
  * @m: Wakeup history to update.
  * @w: What happened in the idle period.
  *
- * Decays every metric, then adds a pulse to the hits of the sleep length's
- * bin if the idle period ended in that bin, or to the intercepts of the bin
- * it ended in otherwise.  An artificial wakeup adds to the idle time cut
- * short since the last real one; a real wakeup resets it, is counted in the
- * pattern of the run before it, and extends that run or starts a new one.  A
- * duration falls into the bin of the deepest state whose target residency
- * does not exceed it; disabled states keep their bins, so that toggling a
- * state does not scramble the history.
+ * Decays every metric and counts the wakeup as the DOC block describes.
  */
 VISIBLE_IF_KUNIT void teo_account(const struct teo_input *in,
-			     struct teo_metrics *m,
-			     const struct teo_wakeup *w)
+				  struct teo_metrics *m,
+				  const struct teo_wakeup *w)
 {
-	s64 duration_ns = w->sleep_length_ns, measured_ns = duration_ns;
-	s64 lat_ns = max_t(s64, w->exit_latency_ns, 0);
-	int i, timer_bin = 0, idle_bin = 0;
+	s64 measured_ns = teo_measured(w);
+	int i, timer_bin, idle_bin;
 	bool early;
 
-	if (!w->artificial) {
-		u64 res_ns = min_t(u64, w->residency_ns, KTIME_MAX);
+	/* The idle time artificial wakeups cut short since the last real one. */
+	m->artificial = w->artificial;
+	if (!w->artificial)
+		m->outlived_ns = 0;
+	else if (w->residency_ns > 0)
+		m->outlived_ns += min(w->residency_ns,
+				      KTIME_MAX - m->outlived_ns);
 
-		res_ns -= min_t(u64, res_ns, lat_ns) / 2;
-		measured_ns = res_ns;
-		duration_ns = min_t(s64, res_ns, w->sleep_length_ns);
-	}
+	/* A wakeup within the exit latency counts as short whatever it was. */
+	teo_decay(&m->brief_idles);
+	if (!w->artificial && (w->residency_ns < w->exit_latency_ns ||
+			       measured_ns < RESIDENCY_THRESHOLD_NS))
+		m->brief_idles += TEO_PULSE;
 
-	/* One pass over the table: decay, and find both bins. */
-	for (i = 0; i < teo_count(in); i++) {
+	m->events = TEO_PULSE;
+	for (i = 0; i < in->state_count; i++) {
 		teo_decay(&m->bins[i].hits);
 		teo_decay(&m->bins[i].intercepts);
-		if (teo_residency(in, i) <= w->sleep_length_ns)
-			timer_bin = i;
-		if (teo_residency(in, i) <= duration_ns)
-			idle_bin = i;
+		m->events += m->bins[i].hits + m->bins[i].intercepts;
 	}
 
+	timer_bin = teo_bin_of(in, w->sleep_length_ns);
+	idle_bin = teo_bin_of(in, min(w->sleep_length_ns, measured_ns));
+
 	/*
-	 * A hit is a wakeup in the sleep length's bin and close to the sleep
-	 * length (within half the exit latency); an artificial one is one.
+	 * A hit: in the sleep length's bin and close to the sleep length (an
+	 * artificial wakeup always is).
 	 */
-	early = idle_bin != timer_bin ||
-		(!w->artificial && w->sleep_length_ns - measured_ns >= lat_ns / 2);
+	early = !w->artificial &&
+		(idle_bin != timer_bin ||
+		 w->sleep_length_ns - measured_ns >= w->exit_latency_ns / 2);
 	if (early)
 		m->bins[idle_bin].intercepts += TEO_PULSE;
 	else
-		m->bins[idle_bin].hits += TEO_PULSE;
-
-	m->artificial = w->artificial;
-	if (w->artificial) {
-		m->outlived_ns = min_t(u64, (u64)m->outlived_ns +
-				       min_t(u64, w->residency_ns, KTIME_MAX),
-				       KTIME_MAX);
-	} else {
-		struct teo_pattern *p = &m->patterns[m->last_early][m->run];
-
-		m->outlived_ns = 0;
-		/* Only utilization awareness reads the patterns. */
-		if (IS_ENABLED(CONFIG_SMP)) {
-			p->early += early;
-			if (++p->seen >= TEO_PATTERN_WINDOW) {
-				p->early /= 2;
-				p->seen /= 2;
-			}
-		}
-		if (early != m->last_early)
-			m->run = 0;
-		if (m->run < TEO_RUN_MAX - 1)
-			m->run++;
-		m->last_early = early;
-		if (early)
-			m->early_bin = idle_bin;
-	}
+		m->bins[timer_bin].hits += TEO_PULSE;
+	if (!w->artificial)
+		teo_learn(m, early, idle_bin);
 }
 EXPORT_SYMBOL_IF_KUNIT(teo_account);
 
@@ -692,13 +704,14 @@ static void teo_gather(struct cpuidle_driver *drv, struct cpuidle_device *dev,
 	in->states = drv->states;
 	in->state_count = drv->state_count;
 	in->disabled = 0;
-	for (i = 0; i < teo_count(in); i++) {
+	for (i = 0; i < drv->state_count; i++) {
 		if (dev->states_usage[i].disable)
 			in->disabled |= BIT(i);
 	}
 	in->latency_req_ns = cpuidle_governor_latency_req(dev->cpu);
 	in->tick_period_ns = TICK_NSEC;
 	in->tick_stopped = teo_tick_stopped();
+	in->utilized = false;
 }
 
 /**
@@ -720,6 +733,7 @@ VISIBLE_IF_KUNIT int teo_select(struct cpuidle_driver *drv,
 	struct teo_input in;
 
 	teo_gather(drv, dev, &in);
+
 	if (dev->last_state_idx >= 0) {
 		struct teo_wakeup w = {
 			.sleep_length_ns = cpu_data->sleep_length_ns,
@@ -730,8 +744,8 @@ VISIBLE_IF_KUNIT int teo_select(struct cpuidle_driver *drv,
 				      dev->poll_time_limit,
 		};
 
-		teo_account(&in, &cpu_data->metrics, &w);
 		dev->poll_time_limit = false;
+		teo_account(&in, &cpu_data->metrics, &w);
 		dev->last_state_idx = -1;
 	}
 
@@ -745,10 +759,12 @@ VISIBLE_IF_KUNIT int teo_select(struct cpuidle_driver *drv,
 		ktime_t delta_tick;
 
 		cpu_data->sleep_length_ns = teo_sleep_length(&delta_tick);
-		teo_decide_late(&in, cpu_data->sleep_length_ns, delta_tick, &d);
+		teo_decide_late(&in, cpu_data->sleep_length_ns, delta_tick,
+				&d);
 	}
 
-	*stop_tick = d.stop_tick;
+	if (!d.stop_tick)
+		*stop_tick = false;
 	return d.idx;
 }
 EXPORT_SYMBOL_IF_KUNIT(teo_select);
@@ -781,9 +797,7 @@ EXPORT_SYMBOL_IF_KUNIT(teo_reflect);
 VISIBLE_IF_KUNIT int teo_enable(struct cpuidle_driver *drv,
 				struct cpuidle_device *dev)
 {
-	*per_cpu_ptr(&teo_cpus, dev->cpu) = (struct teo_cpu) {
-		.sleep_length_ns = KTIME_MAX,
-	};
+	memset(per_cpu_ptr(&teo_cpus, dev->cpu), 0, sizeof(struct teo_cpu));
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(teo_enable);

@@ -15,24 +15,24 @@
 #include <linux/time64.h>
 #include <linux/types.h>
 
-/* Added to the metric of the bin an event lands in. */
+/* Added to the metric an event is counted in. */
 #define TEO_PULSE		1024
-/* Every metric loses 1/2^TEO_DECAY_SHIFT of itself (rounded up) per wakeup. */
+/* Every metric loses 1/2^TEO_DECAY_SHIFT of itself per wakeup. */
 #define TEO_DECAY_SHIFT		3
 
 /**
  * struct teo_bin - Decaying wakeup metrics of the bin owned by one state.
- * @hits: Wakeups whose idle duration fell into the same bin as the sleep
- *	length: the next timer predicted them.
- * @intercepts: Non-timer wakeups whose idle duration fell into this bin
- *	while the sleep length pointed at a deeper one.
+ * @intercepts: Wakeups that ended in this bin earlier than the next timer
+ *	would have ended them.
+ * @hits: Wakeups that the next timer predicted (or artificial wakeups,
+ *	counted as such), by the bin the timer was in.
  *
  * Bin i holds idle durations from the target residency of state i up to
  * (not including) that of state i + 1; the last bin is unbounded.
  */
 struct teo_bin {
-	unsigned int hits;
 	unsigned int intercepts;
+	unsigned int hits;
 };
 
 /* A CPU is utilized above 1/2^TEO_UTIL_THRESHOLD_SHIFT of its capacity. */
@@ -68,11 +68,14 @@ struct teo_pattern {
 /**
  * struct teo_metrics - Per-CPU wakeup history of the governor.
  * @bins: One bin per idle state of the driver.
+ * @events: What all bins' metrics add up to after the last update.
+ * @brief_idles: Decaying count of wakeups after less than
+ *	%RESIDENCY_THRESHOLD_NS of idle (or within the exit latency).
+ * @artificial: The last wakeup was artificial (see struct teo_wakeup).
+ * @outlived_ns: Idle time since the last wakeup that was not artificial:
+ *	what the CPU has waited through when the tick or a polling limit
+ *	woke it.
  * @early_bin: The bin the last intercept ended in.
- * @artificial: The last wakeup came from the tick or the polling limit.
- * @outlived_ns: Idle time spent since the last wakeup that was not
- *	artificial: what the CPU has already waited through in this idle
- *	period when the tick or the polling limit woke it.
  * @last_early: The last wakeup that was not artificial was an intercept.
  * @run: How many wakeups in a row, up to and including that one, were of
  *	its kind (intercepts or not), up to %TEO_RUN_MAX - 1.
@@ -81,16 +84,18 @@ struct teo_pattern {
  */
 struct teo_metrics {
 	struct teo_bin bins[CPUIDLE_STATE_MAX];
-	int early_bin;
+	unsigned int events;
+	unsigned int brief_idles;
 	bool artificial;
 	s64 outlived_ns;
+	int early_bin;
 	bool last_early;
 	u8 run;
 	struct teo_pattern patterns[2][TEO_RUN_MAX];
 };
 
 /**
- * struct teo_input - Everything a decision depends on besides the metrics.
+ * struct teo_input - Everything a selection depends on besides the metrics.
  * @states: The driver's state table, shallowest first.
  * @state_count: Number of entries in @states.
  * @disabled: Bit i set if state i is disabled for this CPU.
@@ -117,10 +122,14 @@ struct teo_input {
  * @stop_tick: Whether the tick may be stopped.
  * @need_sleep_length: Set by the early phase when the sleep length may
  *	change the answer: the caller must query it and run the late phase.
- * @intercepted: The early phase chose a state shallower than the deepest
- *	usable one because non-timer wakeups dominate recent history.
- * @intercept_bound_ns: With @intercepted, the time by which most early
- *	wakeups came: the upper edge of the median early wakeup's bin.
+ * @first_idx: The shallowest usable state or, if none is, the shallowest
+ *	enabled one (for the late phase).
+ * @constraint_idx: The deepest usable state, or 0 if none is (for the late
+ *	phase).
+ * @intercept_bound_ns: If step 2 picked a shallower state for intercepts,
+ *	the upper edge of its bin (the next state's target residency), by
+ *	which most of them came; if step 2a picked one, the upper edge of the
+ *	last intercept's bin; else KTIME_MAX.
  * @utilized: Utilization awareness changed step 2's choice: it picked a
  *	shallower state for an early wakeup that the metrics did not yet
  *	foresee, or kept the candidate for a timer wakeup they did not.
@@ -129,7 +138,8 @@ struct teo_decision {
 	int idx;
 	bool stop_tick;
 	bool need_sleep_length;
-	bool intercepted;
+	int first_idx;
+	int constraint_idx;
 	s64 intercept_bound_ns;
 	bool utilized;
 };
@@ -140,12 +150,12 @@ struct teo_decision {
  *	KTIME_MAX if the governor did not ask for it.
  * @residency_ns: Idle time measured by the cpuidle core.
  * @exit_latency_ns: Exit latency of the state that was entered.
- * @artificial: The wakeup came from the tick or from the polling time
- *	limit: the CPU could have stayed idle until the next timer.
+ * @artificial: The scheduler tick or a polling state's time limit ended
+ *	the idle period: the CPU could have stayed idle until the next timer.
  */
 struct teo_wakeup {
 	s64 sleep_length_ns;
-	u64 residency_ns;
+	s64 residency_ns;
 	s64 exit_latency_ns;
 	bool artificial;
 };

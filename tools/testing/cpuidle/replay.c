@@ -25,7 +25,7 @@
 
 #include "shim.h"
 
-#define MAX_GOVS	8
+#define MAX_GOVS	16
 #define POLL_MIN_NS	(10 * NSEC_PER_USEC)
 
 /* ---- What the governors see ------------------------------------------ */
@@ -95,8 +95,11 @@ static int ngovs;
 
 int shim_register_governor(const char *tag, struct cpuidle_governor *ops)
 {
-	if (ngovs == MAX_GOVS)
-		return -ENOSPC;
+	if (ngovs == MAX_GOVS) {
+		fprintf(stderr, "cpuidle-replay: more than %d governors built in, %s left out: raise MAX_GOVS\n",
+			MAX_GOVS, tag);
+		exit(2);
+	}
 	govs[ngovs].name = tag;
 	govs[ngovs].ops = ops;
 	ngovs++;
@@ -992,13 +995,13 @@ static void test_fuzz(long iterations)
 }
 
 /*
- * The first patch of the series decides like mainline teo: the same random
- * cases replayed through teo-core with teo-7.3 in lockstep (see
- * shadow_select()) must agree on every decision.
+ * @gname decides like @refname: the same random cases replayed through both
+ * in lockstep (see shadow_select()) must agree on every decision.
  */
-static void test_core_agrees(long iterations)
+static void test_agrees(const char *gname, const char *refname,
+			long iterations)
 {
-	const struct gov *g = find_gov("teo-core"), *ref = find_gov("teo-7.3");
+	const struct gov *g = find_gov(gname), *ref = find_gov(refname);
 	u64 decisions = 0, same = 0;
 	char first[sizeof(((struct result *)0)->shadow_first) + 32] = "";
 	long it;
@@ -1022,8 +1025,23 @@ static void test_core_agrees(long iterations)
 		free(t.p);
 	}
 	check(g && ref && decisions && same == decisions,
-	      "teo-core decides like teo-7.3: %" PRIu64 " of %" PRIu64 " decisions on %ld random tables and histories%s%s",
-	      same, decisions, iterations, first[0] ? "; first difference: " : "", first);
+	      "%s decides like %s: %" PRIu64 " of %" PRIu64 " decisions on %ld random tables and histories%s%s",
+	      gname, refname, same, decisions, iterations,
+	      first[0] ? "; first difference: " : "", first);
+}
+
+/* The last intermediate step of the series (teo-stepNN), or NULL. */
+static const char *last_step(void)
+{
+	const char *last = NULL;
+	int i;
+
+	for (i = 0; i < ngovs; i++) {
+		if (!strncmp(govs[i].name, "teo-step", strlen("teo-step")) &&
+		    (!last || strcmp(govs[i].name, last) > 0))
+			last = govs[i].name;
+	}
+	return last;
 }
 
 static int self_test(long fuzz_iterations)
@@ -1034,7 +1052,11 @@ static int self_test(long fuzz_iterations)
 	test_formats();
 	if (fuzz_iterations) {
 		test_fuzz(fuzz_iterations);
-		test_core_agrees(fuzz_iterations);
+		/* The first patch decides like mainline teo. */
+		test_agrees("teo-core", "teo-7.3", fuzz_iterations);
+		/* With utilization off, the last patch like the one before. */
+		test_agrees("teo-noutil", last_step() ? last_step() : "teo-step??",
+			    fuzz_iterations);
 	}
 	printf("harness: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
@@ -1112,13 +1134,21 @@ static double ns_per_call(const struct cpuidle_driver *drv,
  * (ns per select + reflect, the null governor subtracted), the mean
  * utilization (% of capacity) and the residency share of each state (%).
  */
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		   const struct replay_cfg *cfg, const char *only, bool csv)
 {
-	static const char *const names[] = {
+	static const char *const fixed[] = {
 		"teo", "teo-noutil", "teo-core", "teo-7.3", "menu-7.3",
 		"teo-6.12", "menu-6.12", "oracle", "shallowest",
 	};
+	/* Then the series' intermediate steps (teo-stepNN), in order. */
+	const char *names[ARRAY_SIZE(fixed) + MAX_GOVS];
+	int nnames = 0;
 	const struct gov *ref = find_gov("teo-7.3");
 	double null_ns = ns_per_call(drv, t, find_gov("null"), cfg);
 	s64 *lat = calloc(t->n + 1, sizeof(*lat));
@@ -1131,6 +1161,15 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		fprintf(stderr, "cpuidle-replay: out of memory\n");
 		exit(2);
 	}
+	for (n = 0; n < ARRAY_SIZE(fixed); n++)
+		names[nnames++] = fixed[n];
+	for (n = 0; n < ngovs; n++) {
+		if (!strncmp(govs[n].name, "teo-step", strlen("teo-step")))
+			names[nnames++] = govs[n].name;
+	}
+	qsort(names + ARRAY_SIZE(fixed), nnames - ARRAY_SIZE(fixed),
+	      sizeof(*names), cmp_name);
+
 	/* What upstream teo picks first in each period, if it is built in. */
 	rcfg.first_idx = ref_idx;
 	if (ref)
@@ -1149,7 +1188,7 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		       "tick0%", "dtick0", "<7.3%", "irqlat", "p99lat", "energy",
 		       "ns", "util%", "residency% by state");
 	}
-	for (n = 0; n < ARRAY_SIZE(names); n++) {
+	for (n = 0; n < nnames; n++) {
 		const struct gov *g = find_gov(names[n]);
 		double w, cost_ns = 0, mean = 0, p99 = 0, total = 0;
 
