@@ -361,7 +361,7 @@ static const struct teo_select_case teo_select_cases[] = {
 		.hits = { [1] = 1000 }, .intercepts = { [0] = 8000 },
 		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.row.desc = "arm2 intercepts pick WFI, tick stopped, timer in 1.5 ticks: WFI (state 0 keeps the tick)",
+		.row.desc = "arm2 intercepts, tick stopped, timer in 1.5 ticks: WFI, tick kept",
 		.row.table = &arm2, .latency_req_ns = NO_LIMIT, .tick_stopped = true,
 		.sleep_tick_pct = 150,
 		.hits = { [1] = 1000 }, .intercepts = { [0] = 8000 },
