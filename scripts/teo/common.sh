@@ -46,6 +46,46 @@ pristine()
 	echo "$TEO_CACHE/linux-source-$1"
 }
 
+# private_apt DIR LINE...: an apt configuration in DIR whose sources are
+# only LINE... ("SUITE" for a binary suite, "src SUITE" for a source one,
+# both on the Debian mirror this machine's own apt sources use), updated,
+# and exported as APT_CONFIG, so that packages this machine's sources do
+# not list can be fetched without touching those sources.
+private_apt()
+{
+	local dir=$1 mirror line keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+
+	shift
+	# The first Debian mirror of the machine's sources (deb822 or one-line
+	# format).
+	mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.sources \
+			/etc/apt/sources.list.d/*.list 2>/dev/null |
+		 sed -n -E 's/^URIs:[[:space:]]*//p; s/^deb[[:space:]]+(\[[^]]*\][[:space:]]+)?([^[:space:]]+).*/\2/p' |
+		 tr ' ' '\n' | grep -E '/debian/?$' | head -n 1 || true)
+	mirror=${TEO_DEBIAN_MIRROR:-$mirror}
+	[ -n "$mirror" ] || die "no Debian mirror in this machine's apt sources; set TEO_DEBIAN_MIRROR to one"
+	[ -f "$keyring" ] || die "missing $keyring (apt-get install debian-archive-keyring)"
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+	: >"$dir/sources.list"
+	for line in "$@"; do
+		case "$line" in
+		src\ *) echo "deb-src [signed-by=$keyring] $mirror ${line#src } main" ;;
+		*) echo "deb [signed-by=$keyring] $mirror $line main" ;;
+		esac >>"$dir/sources.list"
+	done
+	cat >"$dir/apt.conf" <<-EOF
+	Dir::Etc::SourceList "$dir/sources.list";
+	Dir::Etc::SourceParts "/nonexistent";
+	Dir::State::Lists "$dir/lists";
+	Dir::Cache "$dir/cache";
+	APT::Sandbox::User "root";
+	EOF
+	export APT_CONFIG=$dir/apt.conf
+	say "reading the package lists of $* ($mirror)"
+	apt-get update >"$dir/fetch.log" 2>&1 ||
+		die "apt-get update of $* failed: $(tail -n 1 "$dir/fetch.log")"
+}
+
 # harness_make [TARGET...]: make the replay harness (tools/testing/cpuidle)
 # into $TEO_CACHE/build/harness, with upstream's governors copied from the
 # pristine source of every base (unpacked first if need be).
