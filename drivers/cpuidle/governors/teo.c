@@ -61,17 +61,18 @@
  * 2. If the intercepts in the bins below the candidate are over half of
  *    the events in the candidate's bin and above (hits below the candidate
  *    are left out: the sleep length finds those), the governor walks down
- *    from the candidate summing intercepts, and stops at the first enabled
+ *    from the candidate summing intercepts, and stops at the first usable
  *    state at which they exceed half of the intercepts below the candidate
  *    and that is not deeper than the bin with the most intercepts.
- *    That state is not taken, though, if the last wakeup was artificial
- *    and the CPU has been idle since the last real wakeup for at least
- *    the upper edge of its bin (the next state's target residency) and it
- *    does not poll: the early wakeup it would wait for did not come when
- *    such wakeups do, and a kept tick would otherwise hold the CPU shallow
- *    tick after tick.  A polling state is left out of that rule (its time
- *    limit is the next state's target residency, so the rule would always
- *    apply), and polling is cheap to leave.
+ *    That state is not taken, though, if it does not poll, the last
+ *    wakeup was artificial and the CPU has been idle since the last real
+ *    wakeup for at least the upper edge of the median intercept's bin (the
+ *    target residency of the state above that bin): the early wakeup it
+ *    would wait for did not come when such wakeups do, and a kept tick
+ *    would otherwise hold the CPU shallow tick after tick.  A polling state
+ *    is left out of that rule (its time limit is the next state's target
+ *    residency, so the rule would always apply), and polling is cheap to
+ *    leave.
  *
  *    Utilization (step 2a): on a utilized CPU (see below), when the last
  *    wakeup was not artificial, the governor also asks the wakeup patterns
@@ -100,17 +101,17 @@
  *    it.
  *
  * 7. The tick is never stopped for a polling state.  For any other, it is
- *    stopped if it is stopped already, or if the next timer comes after the next tick (judged by
- *    *delta_tick*, the time actually left until that tick, not by the tick
- *    period: when the timer comes later than the tick, a kept tick can
- *    only cut the idle period short).  The tick is kept, though, if step 2
- *    picked a shallower state and the upper edge of its bin is not beyond
- *    one tick period: most early wakeups come within a tick, and the tick
- *    is insurance against one that does not come (the same holds for a
- *    state step 2a picked).  If they come later, a kept tick would only cut
- *    short the very idle periods they end.
- *    When the tick stays, a state deeper than the time left until the next
- *    tick is replaced by the deepest usable shallower state that fits it.
+ *    stopped if it is stopped already, or if the next timer comes after the
+ *    next tick (judged by *delta_tick*, the time actually left until that
+ *    tick, not by the tick period: when the timer comes later than the tick, a
+ *    kept tick can only cut the idle period short).  The tick is kept, though,
+ *    if step 2 picked a shallower state and the upper edge of the median
+ *    intercept's bin is not beyond one tick period: most early wakeups come
+ *    within a tick, and the tick is insurance against one that does not come
+ *    (the same holds for a state step 2a picked).  If they come later, a kept
+ *    tick would only cut short the very idle periods they end.  When the tick
+ *    stays, a state deeper than the time left until the next tick is replaced
+ *    by the deepest usable shallower state that fits it.
  *
  * Utilization awareness
  * ---------------------
