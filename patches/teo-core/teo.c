@@ -357,18 +357,6 @@ static s64 teo_measured(const struct teo_wakeup *w)
 	return w->residency_ns - w->exit_latency_ns / 2;
 }
 
-/* The last state whose target residency does not exceed @ns, or 0. */
-static int teo_bin_of(const struct teo_input *in, s64 ns)
-{
-	int i, bin = 0;
-
-	for (i = 0; i < in->state_count; i++) {
-		if (teo_residency(in, i) <= ns)
-			bin = i;
-	}
-	return bin;
-}
-
 /*
  * Where a tick wakeup counts as a hit: the deepest bin if tick wakeups are
  * over two thirds of all events, else the sleep length's bin @timer_bin if
@@ -400,7 +388,8 @@ VISIBLE_IF_KUNIT void teo_account(const struct teo_input *in,
 				  const struct teo_wakeup *w)
 {
 	s64 measured_ns = teo_measured(w);
-	int i, timer_bin, idle_bin, bin;
+	s64 idle_ns = min(w->sleep_length_ns, measured_ns);
+	int i, timer_bin = 0, idle_bin = 0, bin;
 	unsigned int before = 0;
 
 	/* A wakeup within the exit latency counts as short whatever it was. */
@@ -409,17 +398,19 @@ VISIBLE_IF_KUNIT void teo_account(const struct teo_input *in,
 				  measured_ns < RESIDENCY_THRESHOLD_NS))
 		m->brief_idles += TEO_PULSE;
 
+	/* One pass: decay, and find the sleep length's and the idle bin. */
 	for (i = 0; i < in->state_count; i++) {
 		teo_decay(&m->bins[i].hits);
 		teo_decay(&m->bins[i].intercepts);
+		if (teo_residency(in, i) <= w->sleep_length_ns)
+			timer_bin = i;
+		if (teo_residency(in, i) <= idle_ns)
+			idle_bin = i;
 		before += m->bins[i].hits + m->bins[i].intercepts;
 	}
 	m->events = before + TEO_PULSE;
 	teo_decay(&m->early_in_tick);
 	teo_decay(&m->tick_wakeups);
-
-	timer_bin = teo_bin_of(in, w->sleep_length_ns);
-	idle_bin = teo_bin_of(in, min(w->sleep_length_ns, measured_ns));
 
 	if (w->tick) {
 		m->tick_wakeups += TEO_PULSE;

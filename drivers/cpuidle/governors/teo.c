@@ -540,18 +540,6 @@ static s64 teo_measured(const struct teo_wakeup *w)
 	return w->residency_ns - w->exit_latency_ns / 2;
 }
 
-/* The last state whose target residency does not exceed @ns, or 0. */
-static int teo_bin_of(const struct teo_input *in, s64 ns)
-{
-	int i, bin = 0;
-
-	for (i = 0; i < in->state_count; i++) {
-		if (teo_residency(in, i) <= ns)
-			bin = i;
-	}
-	return bin;
-}
-
 /*
  * A wakeup that was not artificial (@early: an intercept, ending in @bin)
  * counts in the pattern of the run before it, and extends that run or
@@ -592,7 +580,8 @@ VISIBLE_IF_KUNIT void teo_account(const struct teo_input *in,
 				  const struct teo_wakeup *w)
 {
 	s64 measured_ns = teo_measured(w);
-	int i, timer_bin, idle_bin;
+	s64 idle_ns = min(w->sleep_length_ns, measured_ns);
+	int i, timer_bin = 0, idle_bin = 0;
 	bool early;
 
 	/* The idle time artificial wakeups cut short since the last real one. */
@@ -609,15 +598,17 @@ VISIBLE_IF_KUNIT void teo_account(const struct teo_input *in,
 			       measured_ns < RESIDENCY_THRESHOLD_NS))
 		m->brief_idles += TEO_PULSE;
 
+	/* One pass: decay, and find the sleep length's and the idle bin. */
 	m->events = TEO_PULSE;
 	for (i = 0; i < in->state_count; i++) {
 		teo_decay(&m->bins[i].hits);
 		teo_decay(&m->bins[i].intercepts);
+		if (teo_residency(in, i) <= w->sleep_length_ns)
+			timer_bin = i;
+		if (teo_residency(in, i) <= idle_ns)
+			idle_bin = i;
 		m->events += m->bins[i].hits + m->bins[i].intercepts;
 	}
-
-	timer_bin = teo_bin_of(in, w->sleep_length_ns);
-	idle_bin = teo_bin_of(in, min(w->sleep_length_ns, measured_ns));
 
 	/*
 	 * A hit: in the sleep length's bin and close to the sleep length (an
