@@ -208,6 +208,11 @@ static bool teo_enabled(const struct teo_input *in, int i)
 	return !(in->disabled & BIT(i));
 }
 
+static bool teo_polls(const struct teo_input *in, int i)
+{
+	return in->states[i].flags & CPUIDLE_FLAG_POLLING;
+}
+
 static bool teo_usable(const struct teo_input *in, int i)
 {
 	return teo_enabled(in, i) &&
@@ -241,7 +246,7 @@ static void teo_tick_rule(const struct teo_input *in, bool stop,
 			  s64 delta_tick_ns, struct teo_decision *d)
 {
 	int idx = d->idx;
-	bool polls = in->states[idx].flags & CPUIDLE_FLAG_POLLING;
+	bool polls = teo_polls(in, idx);
 
 	d->need_sleep_length = false;
 	d->stop_tick = !polls;
@@ -251,11 +256,6 @@ static void teo_tick_rule(const struct teo_input *in, bool stop,
 	if (idx > d->first_idx && teo_residency(in, idx) > delta_tick_ns)
 		d->idx = teo_shallower(in, idx, delta_tick_ns);
 	d->stop_tick = false;
-}
-
-static bool teo_polls(const struct teo_input *in, int i)
-{
-	return in->states[i].flags & CPUIDLE_FLAG_POLLING;
 }
 
 enum teo_guess { TEO_GUESS_NONE, TEO_GUESS_EARLY, TEO_GUESS_TIMER };
@@ -329,7 +329,6 @@ static int teo_scan(const struct teo_input *in, struct teo_decision *d)
 	}
 	if (cand < 0)
 		d->first_idx = max(first_enabled, 0);
-	d->constraint_idx = max(cand, 0);
 	return cand;
 }
 
@@ -432,7 +431,7 @@ VISIBLE_IF_KUNIT void teo_decide_early(const struct teo_input *in,
 				       teo_busiest_bin(in, m), &bin);
 		/* Unless the CPU has already waited that long for nothing. */
 		if (!m->artificial || i == cand ||
-		    in->states[i].flags & CPUIDLE_FLAG_POLLING ||
+		    teo_polls(in, i) ||
 		    teo_residency(in, bin + 1) > m->outlived_ns) {
 			/* Step 2a: or patterns say a timer wakeup is due. */
 			if (guess == TEO_GUESS_TIMER && i < cand) {
@@ -492,14 +491,13 @@ VISIBLE_IF_KUNIT void teo_decide_late(const struct teo_input *in,
 	 */
 	if (in->tick_stopped && duration_ns > 2 * in->tick_period_ns &&
 	    teo_residency(in, d->idx) < in->tick_period_ns) {
-		for (i = d->constraint_idx; i > d->idx; i--) {
+		for (i = in->state_count - 1; i > d->idx; i--) {
 			if (teo_usable(in, i) && teo_residency(in, i) <= duration_ns) {
 				d->idx = i;
 				break;
 			}
 		}
-		d->stop_tick = !(in->states[d->idx].flags &
-				 CPUIDLE_FLAG_POLLING);
+		teo_tick_rule(in, true, delta_tick_ns, d);
 		return;
 	}
 

@@ -124,8 +124,6 @@ struct teo_input {
  *	change the answer: the caller must query it and run the late phase.
  * @first_idx: The shallowest usable state or, if none is, the shallowest
  *	enabled one (for the late phase).
- * @constraint_idx: The deepest usable state, or 0 if none is (for the late
- *	phase).
  * @intercept_bound_ns: If step 2 picked a shallower state for intercepts,
  *	the upper edge of its bin (the next state's target residency), by
  *	which most of them came; if step 2a picked one, the upper edge of the
@@ -139,7 +137,6 @@ struct teo_decision {
 	bool stop_tick;
 	bool need_sleep_length;
 	int first_idx;
-	int constraint_idx;
 	s64 intercept_bound_ns;
 	bool utilized;
 };
