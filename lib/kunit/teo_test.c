@@ -31,6 +31,7 @@
 #include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/preempt.h>
+#include <linux/prandom.h>
 #include <linux/smp.h>
 #include <linux/stddef.h>
 #include <linux/string.h>
@@ -1079,7 +1080,7 @@ static void teo_test_history(struct kunit *test)
 			    TEO_HISTORY_WAKEUPS, miss);
 }
 
-/* ---- Utilization awareness (issue rules R1-R4) ------------------------- */
+/* ---- Utilization awareness (issue rules R1-R6) ------------------------- */
 
 #define TEO_CAPACITY	1024
 #define TEO_UTIL_STEP	US(100)
@@ -1090,13 +1091,20 @@ static void teo_test_history(struct kunit *test)
  * @timer_ns: Time from the start of each idle period to the next timer.
  * @irq_ns: Time to a non-timer wakeup (0: none).
  * @busy_ns: Time the CPU runs after each idle period.
+ * @noise_pct: Chance, in percent, that a random interrupt (seeded, at a
+ *	uniformly random time before the timer) ends an idle period that
+ *	@irq_ns does not end first; it wakes a task for 30 us.
  */
 struct teo_phase {
 	int periods;
 	s64 timer_ns;
 	s64 irq_ns;
 	s64 busy_ns;
+	unsigned int noise_pct;
 };
+
+/* The seeds each scenario with random interrupts is replayed with. */
+#define TEO_SEEDS	3
 
 /**
  * struct teo_run - What a simulated CPU did over a util scenario.
@@ -1158,28 +1166,43 @@ static void teo_judge(const struct teo_input *in, int idx, s64 res_ns,
 }
 
 /*
- * Replay @phases, @rounds times, on a CPU starting at @util (0: utilization
- * awareness off throughout), the way the core does: a kept tick ends an idle
+ * Replay @phases, @warmup times and then @rounds times, counting only the
+ * latter, on a CPU starting at @util (0: utilization awareness off
+ * throughout), with random interrupts seeded with @seed, the way the core
+ * does: a kept tick ends an idle
  * period at the next tick boundary and the CPU goes idle again with the rest
  * of the period ahead.
  */
 static void teo_simulate(struct kunit *test, const struct teo_input *in0,
-			 const struct teo_phase *phases, int rounds,
-			 unsigned long util, struct teo_run *r)
+			 const struct teo_phase *phases, int warmup, int rounds,
+			 unsigned long util, u64 seed, struct teo_run *r)
 {
 	struct teo_metrics m = {};
 	struct teo_input in = *in0;
 	const struct teo_phase *ph;
+	struct rnd_state rnd;
 	u64 now = 0;
 	int round, k;
 
-	memset(r, 0, sizeof(*r));
-	for (round = 0; round < rounds; round++) {
+	prandom_seed_state(&rnd, seed);
+	for (round = 0; round < warmup + rounds; round++) {
+		if (round == warmup)
+			memset(r, 0, sizeof(*r));
 		for (ph = phases; ph->periods; ph++) {
 			for (k = 0; k < ph->periods; k++) {
 				s64 end = ph->irq_ns ? min(ph->irq_ns, ph->timer_ns) :
 						       ph->timer_ns;
-				s64 elapsed = 0;
+				s64 elapsed = 0, busy_ns = ph->busy_ns;
+
+				if (prandom_u32_state(&rnd) % 100 < ph->noise_pct) {
+					s64 irq = div_u64((u64)prandom_u32_state(&rnd) *
+							  ph->timer_ns, U32_MAX);
+
+					if (irq < end) {
+						end = max(irq, US(1));
+						busy_ns = US(30);
+					}
+				}
 
 				in.tick_stopped = false;
 				in.utilized = teo_util_above(util);
@@ -1225,10 +1248,10 @@ static void teo_simulate(struct kunit *test, const struct teo_input *in0,
 					elapsed += wake_ns;
 					now += res_ns;
 				}
-				now += ph->busy_ns;
+				now += busy_ns;
 				if (util) {
 					util = teo_pelt(util, end, false);
-					util = teo_pelt(util, ph->busy_ns, true);
+					util = teo_pelt(util, busy_ns, true);
 					util = max(util, 1UL);
 				}
 			}
@@ -1247,7 +1270,7 @@ static u64 teo_total_ns(const struct teo_run *r)
 }
 
 /* Which of the rules a util scenario checks. */
-enum teo_rule { TEO_R1, TEO_R2, TEO_R3, TEO_R4, TEO_FRAMES };
+enum teo_rule { TEO_R1, TEO_R2, TEO_R3, TEO_R4, TEO_R5, TEO_FRAMES };
 
 /**
  * struct teo_util_case - A util scenario: phases replayed with utilization
@@ -1255,13 +1278,16 @@ enum teo_rule { TEO_R1, TEO_R2, TEO_R3, TEO_R4, TEO_FRAMES };
  * @row: Description, state table and HZ.
  * @rule: The rule checked (see teo_test_util()).
  * @util: Utilization at the start (it then follows the run/idle timeline).
- * @rounds: How many times @phases are replayed.
+ * @warmup: How many times @phases are replayed before counting (for the
+ *	patterns to be learnt).
+ * @rounds: How many times @phases are then replayed and counted.
  * @phases: The phases, ended by one with no periods.
  */
 struct teo_util_case {
 	struct teo_row row;
 	enum teo_rule rule;
 	unsigned long util;
+	int warmup;
 	int rounds;
 	struct teo_phase phases[4];
 };
@@ -1272,18 +1298,21 @@ static const struct teo_util_case teo_util_cases[] = {
 		.row.table = &arm2, .rule = TEO_R1, .util = 32, .rounds = 1,
 		.phases = { { 200, US(18957), 0, US(500) } },
 	}, {
-		.row.desc = "R1: the same with an early wakeup every 25 periods",
-		.row.table = &arm2, .rule = TEO_R1, .util = 32, .rounds = 8,
-		.phases = { { 24, US(18957), 0, US(500) },
-			    { 1, US(18957), US(300), US(500) } },
+		.row.desc = "R1: the same with 5% random interrupts",
+		.row.table = &arm2, .rule = TEO_R1, .util = 32, .rounds = 1,
+		.phases = { { 300, US(18957), 0, US(500), 5 } },
+	}, {
+		.row.desc = "R1: the same with 20% random interrupts",
+		.row.table = &arm2, .rule = TEO_R1, .util = 32, .rounds = 1,
+		.phases = { { 300, US(18957), 0, US(500), 20 } },
 	}, {
 		.row.desc = "R2: burst, then 4 ms timers while utilization decays",
-		.row.table = &arm3, .rule = TEO_R2, .util = 800, .rounds = 3,
+		.row.table = &arm3, .rule = TEO_R2, .util = 800, .rounds = 8,
 		.phases = { { 60, MS(10), US(100), MS(2) },
 			    { 80, US(3800), 0, US(200) } },
 	}, {
 		.row.desc = "R2: burst, then 8 ms timers while utilization decays",
-		.row.table = &arm2, .rule = TEO_R2, .util = 800, .rounds = 3,
+		.row.table = &arm2, .rule = TEO_R2, .util = 800, .rounds = 8,
 		.phases = { { 60, MS(10), US(100), MS(2) },
 			    { 40, US(7800), 0, US(200) } },
 	}, {
@@ -1298,14 +1327,36 @@ static const struct teo_util_case teo_util_cases[] = {
 			    { 1, MS(2), 0, US(800) } },
 	}, {
 		.row.desc = "R4: interrupt bursts after timer runs: half the too-deep",
-		.row.table = &x86, .rule = TEO_R4, .util = 200, .rounds = 6,
+		.row.table = &x86, .rule = TEO_R4, .util = 200, .warmup = 30,
+		.rounds = 10,
 		.phases = { { 20, MS(8), 0, US(300) },
 			    { 30, MS(100), US(60), US(20) } },
 	}, {
 		.row.desc = "R4: interrupt bursts after timer runs: half the too-deep",
-		.row.table = &arm3, .rule = TEO_R4, .util = 200, .rounds = 6,
+		.row.table = &arm3, .rule = TEO_R4, .util = 200, .warmup = 30,
+		.rounds = 10,
 		.phases = { { 20, MS(8), 0, US(300) },
 			    { 30, MS(100), US(60), US(20) } },
+	}, {
+		.row.desc = "R5: 8 ms timer, 10% random interrupts",
+		.row.table = &arm2, .row.hz = 250, .rule = TEO_R5, .util = 32,
+		.rounds = 1, .phases = { { 400, MS(8) - US(240), 0, US(240), 10 } },
+	}, {
+		.row.desc = "R5: 8 ms timer, 40% random interrupts",
+		.row.table = &arm2, .row.hz = 250, .rule = TEO_R5, .util = 32,
+		.rounds = 1, .phases = { { 400, MS(8) - US(240), 0, US(240), 40 } },
+	}, {
+		.row.desc = "R5: 2 ms timer, 20% random interrupts",
+		.row.table = &x86, .row.hz = 1000, .rule = TEO_R5, .util = 32,
+		.rounds = 1, .phases = { { 800, US(1940), 0, US(60), 20 } },
+	}, {
+		.row.desc = "R5: 19.457 ms timer, 40% random interrupts",
+		.row.table = &arm3, .rule = TEO_R5, .util = 32, .rounds = 1,
+		.phases = { { 300, US(18873), 0, US(584), 40 } },
+	}, {
+		.row.desc = "R5: 8 ms timer, 20% random interrupts",
+		.row.table = &x86, .rule = TEO_R5, .util = 32, .rounds = 1,
+		.phases = { { 400, MS(8) - US(240), 0, US(240), 20 } },
 	}, {
 		.row.desc = "frames: three GPU waits, then vsync deep with the tick stopped",
 		.row.table = &arm3, .rule = TEO_FRAMES, .util = 200, .rounds = 30,
@@ -1321,45 +1372,31 @@ static const struct teo_util_case teo_util_cases[] = {
 
 TEO_PARAMS(teo_util);
 
-/*
- * Each scenario runs with utilization awareness on and off.  R1: the
- * deepest state holds at least 75% of idle time and the tick never cuts it
- * short (it is stopped, or not due before the wakeup).  R2: idle time in
- * states shallower than the best fit for the idle period grows by at most 5%
- * of all idle time (and utilization awareness did act).  R3: no decision
- * made on utilization picks a polling state, and polling time does not
- * grow.  R4: at most half the too-deep wakeups and at most 3% of wakeups
- * more too-shallow ones.  Frames: the wakeup after three early ones is always
- * a timer, which the metrics (three intercepts in four) cannot tell but the
- * pattern can: at most half the too-shallow wakeups, no more too-deep ones.
- */
-static void teo_test_util(struct kunit *test)
+/* Permille of all idle time that @r spent in state @idx. */
+static u64 teo_share(const struct teo_run *r, int idx)
 {
-	const struct teo_param *p = test->param_value;
-	const struct teo_util_case *c =
-		container_of(p->row, struct teo_util_case, row);
+	return div64_u64(r->idle_ns[idx] * 1000, teo_total_ns(r));
+}
+
+/*
+ * One scenario's rule on one pair of runs, with utilization awareness on and
+ * off (see teo_test_util()).
+ */
+static void teo_check_util_rule(struct kunit *test,
+				const struct teo_util_case *c, u64 seed,
+				const struct teo_run *on, const struct teo_run *off)
+{
 	int deepest = c->row.table->count - 1;
-	struct teo_run *on, *off;
-	struct teo_input in;
-
-	on = kunit_kzalloc(test, sizeof(*on), GFP_KERNEL);
-	off = kunit_kzalloc(test, sizeof(*off), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, on);
-	KUNIT_ASSERT_NOT_NULL(test, off);
-
-	teo_make_input(&in, c->row.table, 0, NO_LIMIT, p->hz, false);
-	teo_simulate(test, &in, c->phases, c->rounds, c->util, on);
-	teo_simulate(test, &in, c->phases, c->rounds, 0, off);
 
 	switch (c->rule) {
 	case TEO_R1:
 		KUNIT_EXPECT_GE_MSG(test, on->idle_ns[deepest] * 100,
 				    teo_total_ns(on) * 75,
-				    "deepest state holds %llu of %llu ns",
-				    on->idle_ns[deepest], teo_total_ns(on));
+				    "seed %llu: deepest state holds %llu of %llu ns",
+				    seed, on->idle_ns[deepest], teo_total_ns(on));
 		KUNIT_EXPECT_EQ_MSG(test, on->deepest_tick_cut, 0,
-				    "the tick ended %d of %d deepest entries",
-				    on->deepest_tick_cut, on->deepest_entries);
+				    "seed %llu: the tick ended %d of %d deepest entries",
+				    seed, on->deepest_tick_cut, on->deepest_entries);
 		break;
 	case TEO_R2:
 		KUNIT_EXPECT_LE_MSG(test, on->misfit_ns * 100,
@@ -1388,6 +1425,18 @@ static void teo_test_util(struct kunit *test)
 				    on->too_shallow, on->wakeups, off->too_shallow,
 				    off->wakeups);
 		break;
+	case TEO_R5:
+		KUNIT_EXPECT_GE_MSG(test, teo_share(on, deepest) + 10,
+				    teo_share(off, deepest),
+				    "seed %llu: deepest state holds %llu permille of idle time on, %llu off",
+				    seed, teo_share(on, deepest),
+				    teo_share(off, deepest));
+		KUNIT_EXPECT_LE_MSG(test, on->misfit_ns * 100,
+				    off->misfit_ns * 100 + teo_total_ns(on),
+				    "seed %llu: too-shallow idle time %llu ns on, %llu ns off, of %llu",
+				    seed, on->misfit_ns, off->misfit_ns,
+				    teo_total_ns(on));
+		break;
 	case TEO_FRAMES:
 		KUNIT_EXPECT_GT_MSG(test, off->too_shallow, 0,
 				    "the scenario has nothing to gain");
@@ -1403,26 +1452,83 @@ static void teo_test_util(struct kunit *test)
 	}
 }
 
+/*
+ * Each scenario runs with utilization awareness on and off; one with random
+ * interrupts runs so with each of TEO_SEEDS seeds, and each pair of runs
+ * must meet the rule.  R1: the deepest state holds at least 75% of idle time
+ * and the tick never cuts it short (it is stopped, or not due before the
+ * wakeup).  R2: idle time in states shallower than the best fit for the
+ * idle period grows by at most 5% of all idle time (and utilization
+ * awareness did act).  R3: no decision made on utilization picks a polling
+ * state, and polling time does not grow.  R4 (counted once a warm-up has
+ * taught the patterns the rhythm): at most half the too-deep wakeups and at
+ * most 3% of wakeups more too-shallow ones.  R5 (random
+ * interrupts on a utilized CPU): the deepest state's share of idle time at
+ * most 1 point lower, and idle time in states shallower than the best fit
+ * at most 1% of all idle time higher.  Frames: the wakeup after three early
+ * ones is always a timer, which the metrics (three intercepts in four)
+ * cannot tell but the pattern can: at most half the too-shallow wakeups, no
+ * more too-deep ones.
+ */
+static void teo_test_util(struct kunit *test)
+{
+	const struct teo_param *p = test->param_value;
+	const struct teo_util_case *c =
+		container_of(p->row, struct teo_util_case, row);
+	const struct teo_phase *ph;
+	struct teo_run *on, *off;
+	struct teo_input in;
+	u64 seed, seeds = 1;
+
+	on = kunit_kzalloc(test, sizeof(*on), GFP_KERNEL);
+	off = kunit_kzalloc(test, sizeof(*off), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, on);
+	KUNIT_ASSERT_NOT_NULL(test, off);
+
+	for (ph = c->phases; ph->periods; ph++) {
+		if (ph->noise_pct)
+			seeds = TEO_SEEDS;
+	}
+	teo_make_input(&in, c->row.table, 0, NO_LIMIT, p->hz, false);
+	for (seed = 1; seed <= seeds; seed++) {
+		teo_simulate(test, &in, c->phases, c->warmup, c->rounds, c->util,
+			     seed, on);
+		teo_simulate(test, &in, c->phases, c->warmup, c->rounds, 0,
+			     seed, off);
+		teo_check_util_rule(test, c, seed, on, off);
+	}
+}
+
 /**
  * struct teo_guess_case - A decision on a utilized (or idle) CPU whose
- *	wakeup patterns are set up by hand.
+ *	wakeup pattern is set up by hand.
  * @row: Description, state table and HZ.
  * @util: Utilization (capacity 1024; the threshold is 16).
  * @artificial: The last wakeup came from the tick.
- * @last_early: The last real wakeup was early.
+ * @tick_stopped: The tick is stopped already.
  * @early: Early wakeups that followed the current run.
  * @seen: Wakeups that followed the current run.
+ * @early_us: Mean duration of the early wakeups, in us.
  * @intercepts: The metrics say early wakeups (in bin 0) dominate.
  * @want_idx: Expected state.
  * @want_utilized: Utilization awareness must have changed the choice.
+ *
+ * On the Arm 3-state table the candidate's target residency is 2 ms, so
+ * with early wakeups of 100 us a right "early" saves b = 1.9 ms of the
+ * candidate's break-even time, and a wrong one costs at most a = one tick
+ * period in WFI (the tick is kept).  The pattern says "early" when the sum
+ * k * b - (n - k) * a over its n wakeups, k of them early, is positive by
+ * more than two standard errors, sqrt(4 * n * a * b), and "timer" when it
+ * is as far below zero.
  */
 struct teo_guess_case {
 	struct teo_row row;
 	unsigned long util;
 	bool artificial;
-	bool last_early;
+	bool tick_stopped;
 	u8 early;
 	u8 seen;
+	unsigned int early_us;
 	bool intercepts;
 	int want_idx;
 	bool want_utilized;
@@ -1430,49 +1536,52 @@ struct teo_guess_case {
 
 static const struct teo_guess_case teo_guess_cases[] = {
 	{
-		.row.desc = "1 in 8 runs like this ended early: WFI",
+		.row.desc = "30 in 32 early, 4 ms tick: WFI",
 		.row.table = &arm3, .row.hz = 250, .util = 200,
-		.early = 2, .seen = 16, .want_idx = 0, .want_utilized = true,
+		.early = 30, .seen = 32, .early_us = 100, .want_idx = 0,
+		.want_utilized = true,
 	}, {
-		.row.desc = "1 in 8 is too little with a 10 ms tick",
-		.row.table = &arm3, .row.hz = 100, .util = 200,
-		.early = 2, .seen = 16, .want_idx = 2,
+		.row.desc = "14 in 16 early, 4 ms tick: not yet clear enough",
+		.row.table = &arm3, .row.hz = 250, .util = 200,
+		.early = 14, .seen = 16, .early_us = 100, .want_idx = 2,
 	}, {
-		.row.desc = "3 in 16 is enough with a 10 ms tick",
-		.row.table = &arm3, .row.hz = 100, .util = 200,
-		.early = 3, .seen = 16, .want_idx = 0, .want_utilized = true,
-	}, {
-		.row.desc = "1 in 16 is too little",
+		.row.desc = "24 in 32 early, 1 ms tick: WFI",
 		.row.table = &arm3, .row.hz = 1000, .util = 200,
-		.early = 1, .seen = 16, .want_idx = 2,
+		.early = 24, .seen = 32, .early_us = 100, .want_idx = 0,
+		.want_utilized = true,
+	}, {
+		.row.desc = "24 in 32 early is too few with a 10 ms tick",
+		.row.table = &arm3, .row.hz = 100, .util = 200,
+		.early = 24, .seen = 32, .early_us = 100, .want_idx = 2,
+	}, {
+		.row.desc = "early wakeups near the candidate's residency gain nothing",
+		.row.table = &arm3, .row.hz = 1000, .util = 200,
+		.early = 32, .seen = 32, .early_us = 1990, .want_idx = 2,
 	}, {
 		.row.desc = "not utilized: the pattern is not used",
 		.row.table = &arm3, .util = 16,
-		.early = 8, .seen = 16, .want_idx = 2,
+		.early = 32, .seen = 32, .early_us = 100, .want_idx = 2,
 	}, {
 		.row.desc = "after a tick wakeup: the pattern is not used",
 		.row.table = &arm3, .util = 200, .artificial = true,
-		.early = 8, .seen = 16, .want_idx = 2,
+		.early = 32, .seen = 32, .early_us = 100, .want_idx = 2,
 	}, {
-		.row.desc = "too rarely seen, last wakeup early: WFI",
-		.row.table = &arm3, .util = 200, .last_early = true,
-		.early = 0, .seen = 3, .want_idx = 0, .want_utilized = true,
-	}, {
-		.row.desc = "too rarely seen, last wakeup a timer: deepest",
+		.row.desc = "a pattern never seen says nothing",
 		.row.table = &arm3, .util = 200,
-		.early = 3, .seen = 3, .want_idx = 2,
+		.early = 0, .seen = 0, .early_us = 100, .want_idx = 2,
 	}, {
 		.row.desc = "never early after such runs: the intercepts are overruled",
-		.row.table = &arm3, .util = 200, .intercepts = true,
-		.early = 0, .seen = 16, .want_idx = 2, .want_utilized = true,
+		.row.table = &arm3, .row.hz = 250, .util = 200, .intercepts = true,
+		.early = 0, .seen = 32, .early_us = 100, .want_idx = 2,
+		.want_utilized = true,
 	}, {
-		.row.desc = "1 in 16 early: the intercepts stand",
-		.row.table = &arm3, .util = 200, .intercepts = true,
-		.early = 1, .seen = 16, .want_idx = 0,
+		.row.desc = "20 in 32 early, 4 ms tick: unclear, the intercepts stand",
+		.row.table = &arm3, .row.hz = 250, .util = 200, .intercepts = true,
+		.early = 20, .seen = 32, .early_us = 100, .want_idx = 0,
 	}, {
 		.row.desc = "not utilized: the intercepts stand",
 		.row.table = &arm3, .util = 16, .intercepts = true,
-		.early = 0, .seen = 16, .want_idx = 0,
+		.early = 0, .seen = 32, .early_us = 100, .want_idx = 0,
 	},
 };
 
@@ -1480,9 +1589,10 @@ TEO_PARAMS(teo_guess);
 
 /*
  * Utilization awareness reads the pattern of the current run: early wakeups
- * with good enough odds make the choice shallower, none at all keep the
- * candidate although the metrics say otherwise.  The sleep length (100 ms)
- * plays no part.
+ * that clearly save energy make the choice shallower, clearly too few keep
+ * the candidate although the metrics say otherwise.  The sleep length
+ * (100 ms) plays no part.  The same decision without utilization must say
+ * whether utilization would change it (the glue asks for it only then).
  */
 static void teo_test_guess(struct kunit *test)
 {
@@ -1491,26 +1601,91 @@ static void teo_test_guess(struct kunit *test)
 		container_of(p->row, struct teo_guess_case, row);
 	struct teo_metrics m = {
 		.artificial = c->artificial,
-		.last_early = c->last_early,
+		.last_early = true,
 		.run = 6,
 		.early_bin = 0,
+		.early_ns = US(c->early_us),
 	};
-	struct teo_decision d;
+	struct teo_decision d, off;
 	struct teo_input in;
 
-	teo_make_input(&in, c->row.table, 0, NO_LIMIT, p->hz, false);
-	in.utilized = teo_util_above(c->util);
-	m.patterns[c->last_early][6] = (struct teo_pattern) {
+	teo_make_input(&in, c->row.table, 0, NO_LIMIT, p->hz, c->tick_stopped);
+	m.patterns[1][6] = (struct teo_pattern) {
 		.early = c->early, .seen = c->seen,
 	};
 	m.bins[2].hits = TEO_PULSE;
 	if (c->intercepts)
 		m.bins[0].intercepts = SATURATED;
+	m.events = m.bins[2].hits + m.bins[0].intercepts;
 
+	in.utilized = teo_util_above(c->util);
 	teo_decide(&in, &m, MS(100), teo_tick_ns(p->hz), &d);
 	teo_check_invariants(test, &in, &d, c->row.desc);
 	KUNIT_EXPECT_EQ(test, d.idx, c->want_idx);
 	KUNIT_EXPECT_EQ(test, d.utilized, c->want_utilized);
+
+	in.utilized = true;
+	teo_decide(&in, &m, MS(100), teo_tick_ns(p->hz), &d);
+	in.utilized = false;
+	teo_decide(&in, &m, MS(100), teo_tick_ns(p->hz), &off);
+	KUNIT_EXPECT_EQ_MSG(test, off.util_matters, d.utilized,
+			    "utilization would %schange the decision",
+			    d.utilized ? "" : "not ");
+	KUNIT_EXPECT_FALSE(test, off.utilized);
+}
+
+/*
+ * R6: with the tick stopped, a wrong guess would leave the CPU in a
+ * shallow state until the next timer, which is far (HZ=1000, 100 ms): no
+ * evidence pays for that, so utilization never makes the choice shallower
+ * then, and a choice it does make shallower keeps the tick (the cost bound
+ * of the rule: one tick period).  Seeded random patterns, mostly early.
+ */
+static void teo_test_util_cost_bound(struct kunit *test)
+{
+	struct teo_metrics m = {};
+	struct teo_decision d, off;
+	struct teo_input in;
+	struct rnd_state rnd;
+	int i, shallower = 0;
+
+	prandom_seed_state(&rnd, 12);
+	for (i = 0; i < 200; i++) {
+		bool stopped = i & 1;
+		u8 seen = 1 + prandom_u32_state(&rnd) % (TEO_PATTERN_WINDOW - 1);
+
+		teo_make_input(&in, &x86, 0, NO_LIMIT, 1000, stopped);
+		memset(&m, 0, sizeof(m));
+		m.last_early = true;
+		m.run = 1 + prandom_u32_state(&rnd) % (TEO_RUN_MAX - 1);
+		m.early_bin = 1;
+		m.early_ns = US(5 + prandom_u32_state(&rnd) % 300);
+		m.patterns[1][m.run] = (struct teo_pattern) {
+			.seen = seen,
+			.early = seen - prandom_u32_state(&rnd) % (seen / 8 + 1),
+		};
+		m.bins[3].hits = SATURATED;
+		m.events = SATURATED;
+
+		in.utilized = false;
+		teo_decide(&in, &m, MS(100), stopped ? MS(100) : US(700), &off);
+		in.utilized = true;
+		teo_decide(&in, &m, MS(100), stopped ? MS(100) : US(700), &d);
+		teo_check_invariants(test, &in, &d, "cost bound");
+		if (stopped) {
+			KUNIT_EXPECT_GE_MSG(test, d.idx, off.idx,
+					    "case %d: state %d with the tick stopped, %d without utilization",
+					    i, d.idx, off.idx);
+			KUNIT_EXPECT_FALSE(test, off.util_matters);
+		} else if (d.idx < off.idx) {
+			shallower++;
+			KUNIT_EXPECT_FALSE_MSG(test, d.stop_tick,
+					       "case %d: state %d for utilization with the tick stopped",
+					       i, d.idx);
+		}
+	}
+	KUNIT_EXPECT_GT_MSG(test, shallower, 0,
+			    "utilization never acted with the tick running");
 }
 
 /*
@@ -1553,9 +1728,14 @@ static void teo_test_patterns(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, m.early_bin, 0);
 	KUNIT_EXPECT_EQ(test, m.patterns[0][2].early, 1);
 	KUNIT_EXPECT_EQ(test, m.patterns[0][2].seen, 1);
+	KUNIT_EXPECT_GT(test, m.early_ns, 0);
+	KUNIT_EXPECT_LT(test, m.early_ns, US(80));
 
 	for (i = 0; i < 2 * TEO_RUN_MAX; i++)
 		teo_account(&in, &m, &early);
+	/* The mean early duration has caught up with 80 us less its share. */
+	KUNIT_EXPECT_GT(test, m.early_ns, US(70));
+	KUNIT_EXPECT_LE(test, m.early_ns, US(80));
 	KUNIT_EXPECT_EQ(test, m.run, TEO_RUN_MAX - 1);
 	KUNIT_EXPECT_EQ(test, m.patterns[1][TEO_RUN_MAX - 1].seen, TEO_RUN_MAX + 2);
 
@@ -1591,6 +1771,8 @@ static void teo_test_util_never_polls(struct kunit *test)
 	m.last_early = true;
 	m.run = 1;
 	m.early_bin = 0;
+	m.early_ns = US(5);
+	m.patterns[1][1] = (struct teo_pattern) { .early = 32, .seen = 32 };
 	for (i = 0; i < ARRAY_SIZE(rows); i++) {
 		in.utilized = teo_util_above(rows[i].util);
 		m.artificial = rows[i].artificial;
@@ -1622,6 +1804,7 @@ static void teo_test_util_never_polls(struct kunit *test)
  * @utilized: What teo_cpu_utilized() answers.
  * @got_tick_reads: Calls of teo_got_tick().
  * @sleep_length_reads: Calls of teo_sleep_length().
+ * @utilized_reads: Calls of teo_cpu_utilized().
  */
 struct teo_glue {
 	struct cpuidle_driver drv;
@@ -1633,6 +1816,7 @@ struct teo_glue {
 	bool utilized;
 	int got_tick_reads;
 	int sleep_length_reads;
+	int utilized_reads;
 };
 
 static struct teo_glue *teo_glue_of_test(void)
@@ -1666,7 +1850,10 @@ static ktime_t teo_stub_sleep_length(ktime_t *delta_tick)
 
 static bool teo_stub_cpu_utilized(int cpu)
 {
-	return teo_glue_of_test()->utilized;
+	struct teo_glue *g = teo_glue_of_test();
+
+	g->utilized_reads++;
+	return g->utilized;
 }
 
 static void teo_glue_release(void *unused)
@@ -1738,6 +1925,45 @@ static void teo_glue_intercepts(struct kunit *test, struct teo_glue *g, int n,
 		teo_glue_select(test, g, NULL);
 		teo_glue_wake(g, 1, residency_ns, false, false);
 	}
+}
+
+/*
+ * Utilization is asked for only when the wakeup pattern would change the
+ * decision: never while timers end every idle period, and then only before
+ * the wakeups that follow eight timer wakeups, which the pattern learns are
+ * early (one in nine: the metrics never say so).
+ */
+static void teo_test_glue_util_asked(struct kunit *test)
+{
+	struct teo_glue *g = teo_glue_setup(test);
+	int i, k, idx, selections = 0, shallow = 0;
+
+	g->utilized = true;
+	for (i = 0; i < 40; i++) {
+		idx = teo_glue_select(test, g, NULL);
+		teo_glue_wake(g, idx, g->sleep_length_ns + US(500), false, false);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, g->utilized_reads, 0,
+			    "utilization asked for with timer wakeups only");
+
+	for (i = 0; i < 30; i++) {
+		for (k = 0; k < 8; k++) {
+			idx = teo_glue_select(test, g, NULL);
+			teo_glue_wake(g, idx, g->sleep_length_ns + US(500),
+				      false, false);
+			selections++;
+		}
+		idx = teo_glue_select(test, g, NULL);
+		shallow += idx == 1;
+		teo_glue_wake(g, idx, US(20), false, false);
+		selections++;
+	}
+	KUNIT_EXPECT_GT_MSG(test, shallow, 0,
+			    "the learnt early wakeup never got C1");
+	KUNIT_EXPECT_GE(test, g->utilized_reads, shallow);
+	KUNIT_EXPECT_LE_MSG(test, g->utilized_reads, 30,
+			    "utilization asked for in %d of %d selections",
+			    g->utilized_reads, selections);
 }
 
 /*
@@ -1861,7 +2087,9 @@ static struct kunit_case teo_test_cases[] = {
 	KUNIT_CASE(teo_test_util_never_polls),
 	KUNIT_CASE_PARAM(teo_test_guess, teo_guess_gen_params),
 	KUNIT_CASE(teo_test_patterns),
+	KUNIT_CASE(teo_test_util_cost_bound),
 	KUNIT_CASE(teo_test_glue_got_tick),
+	KUNIT_CASE(teo_test_glue_util_asked),
 	KUNIT_CASE(teo_test_glue_poll_limit),
 	KUNIT_CASE(teo_test_glue_disabled_in_between),
 	KUNIT_CASE(teo_test_glue_reenable),

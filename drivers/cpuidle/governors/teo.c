@@ -75,13 +75,12 @@
  *    leave.
  *
  *    Utilization (step 2a): on a utilized CPU (see below), when the last
- *    wakeup was not artificial, the governor also asks the wakeup patterns
- *    what comes next.  If an early wakeup is likely enough and step 2 did
- *    not pick a shallower state, it picks for the bin the last early wakeup
- *    ended in, as step 2 would once the metrics caught up: the deepest
- *    usable state that does not poll and fits it, or the shallowest such
- *    state above it; never a polling state.  If an early wakeup is unlikely
- *    and step 2 did pick a shallower state, the candidate stands.
+ *    wakeup was not artificial, the governor also asks the wakeup pattern
+ *    what comes next.  If it says "early" and step 2 did not pick a
+ *    shallower state, the governor picks for the bin the last early wakeup
+ *    ended in: the deepest usable state that does not poll and fits it, or
+ *    the shallowest such state above it; never a polling state.  If it says
+ *    "timer" and step 2 did pick a shallower state, the candidate stands.
  *
  * 3. (The latency limit needs no step of its own: no state over it is
  *    ever considered.)
@@ -107,9 +106,9 @@
  *    kept tick can only cut the idle period short).  The tick is kept, though,
  *    if step 2 picked a shallower state and the upper edge of the median
  *    intercept's bin is not beyond one tick period: most early wakeups come
- *    within a tick, and the tick is insurance against one that does not come
- *    (the same holds for a state step 2a picked).  If they come later, a kept
- *    tick would only cut short the very idle periods they end.  When the tick
+ *    within a tick, and the tick is insurance against one that does not come.
+ *    If they come later, a kept tick would only cut short the very idle
+ *    periods they end.  A state step 2a picked always keeps the tick.  When the tick
  *    stays, a state deeper than the time left until the next tick is replaced
  *    by the deepest usable shallower state that fits it.
  *
@@ -117,42 +116,72 @@
  * ---------------------
  *
  * A CPU is *utilized* when sched_cpu_util() exceeds 1/64 of its capacity
- * (arch_scale_cpu_capacity()); without CONFIG_SMP it never is.  Interactive
- * work comes in bursts of early wakeups (input, GPU, network, ping-pong
- * between CPUs), and the decaying metrics take several wakeups to notice the
- * start of a burst, each of them spent in a state too deep, and several more
- * to notice its end.  They also blur a rhythm: a frame that waits for the GPU
- * three times and then for the next vsync timer shows three intercepts in
- * four wakeups, so step 2 keeps every idle period shallow, the vsync one
- * too.
+ * (arch_scale_cpu_capacity(); the threshold of the 6.3 version); without
+ * CONFIG_SMP it never is.  Interactive work comes in bursts of early
+ * wakeups (input, GPU, network, ping-pong between CPUs), and the decaying
+ * metrics take several wakeups to notice the start of a burst, each of them
+ * spent in a state too deep, and several more to notice its end.  They also
+ * blur a rhythm: a frame that waits for the GPU three times and then for
+ * the next vsync timer shows three intercepts in four wakeups, so step 2
+ * keeps every idle period shallow, the vsync one too.
  *
- * Wakeup patterns capture the rhythm.  The governor keeps the length of the
- * current *run* (wakeups in a row that all were intercepts, or all were not;
- * artificial wakeups are left out) and, for each kind and length of run up
- * to 31, how many of the wakeups that followed such a run were intercepts,
- * out of how many (halved every 64, so old habits fade).  A pattern seen
- * fewer than 4 times says "early" if the last wakeup was early and nothing
- * otherwise.  Else it says "early" if the odds are better than 1 in 14, and
- * "timer" if they are below 1 in 16.  A wrong "early" costs a shallow state
- * until the next tick at most (step 7 keeps the tick), so with a tick period
- * above 4 ms the odds must be better in proportion: 1 in 5.6 at HZ=100.
+ * Wakeup patterns capture the rhythm.  A wakeup is *early* here if it ended
+ * in a bin below the sleep length's (a shallower state would have been
+ * right).  The governor keeps the length of the current *run* (wakeups in a
+ * row that all were early, or all were not; artificial wakeups are left
+ * out), the decaying mean duration t of the early wakeups and, for each kind
+ * and length of run up to 31, how many of the n wakeups that followed such
+ * a run were early, k (both halved when n reaches 64, so old habits fade;
+ * the counts fit a byte).
  *
- * Utilization is a permission, not evidence: without wakeups that were
- * actually early it changes nothing, and the sleep length can still make
- * the choice shallower.  That is what keeps clear of the three problems that
- * had utilization awareness reverted from Linux 6.11, which picked a
- * shallower state whenever the CPU was utilized:
+ * The rule weighs what the pattern has seen in energy.  The target
+ * residency of the candidate C is, by its definition, the idle time from
+ * which C saves energy over a shallower state S, so in units of the power S
+ * draws over C:
+ *
+ * - C for an early wakeup loses b = res(C) - t;
+ * - S for a wakeup that is not early loses the time spent in S before the
+ *   CPU gets to C, at most a = one tick period, because a state step 2a
+ *   picks keeps the tick (after a tick wakeup the pattern is not asked).
+ *
+ * Over the n wakeups the pattern has seen, S would have saved k * b -
+ * (n - k) * a.  If early wakeups had exactly the break-even odds, a / (a +
+ * b), that sum would be 0 give or take sqrt(n * a * b), one standard error.
+ * The pattern says "early" if the sum exceeds two standard errors, and
+ * "timer" if it is below minus two and the early wakeups are also clearly
+ * (by two standard errors, sqrt(n) / 2 each) fewer than half of the n:
+ * step 2 acts on a majority of early wakeups, and a pattern that does not
+ * contradict that majority adds nothing to it but a deeper state, whose
+ * latency a utilized CPU would pay.  Otherwise the metrics decide.
+ * With the tick stopped already, S could last until the next timer, which
+ * no evidence pays for, so "early" is not acted on.
+ *
+ * The cost of a wrong guess is therefore bounded: a wrong "early" keeps the
+ * CPU shallow for one tick period at most, a wrong "timer" costs at most C's
+ * target residency and exit latency, and either is made only on evidence
+ * two standard errors clear of break-even.  A longer tick makes "early"
+ * need better odds, a deeper C or shorter early wakeups make it need worse.
+ *
+ * Utilization is a permission, not evidence: without early wakeups that
+ * pay it changes nothing, and the sleep length can still make the choice
+ * shallower.  That is what keeps clear of the three problems that had
+ * utilization awareness reverted from Linux 6.11, which picked a shallower
+ * state whenever the CPU was utilized, and of random interrupts:
  *
  * - a light periodic task on a CPU with only WFI and CPU-off kept it in WFI
  *   with the tick running: here, a CPU woken only by timers has patterns
- *   that never say "early", so it picks CPU-off and stops the tick as if it
- *   were not utilized;
+ *   with k = 0, which never say "early", so it picks CPU-off and stops the
+ *   tick as if it were not utilized;
  * - utilization decays for about 150 ms after a burst, and low-activity use
  *   (video playback) lost power in shallow states all that time: here, the
- *   patterns after a burst soon say "timer", which makes the choice deeper
- *   if anything;
+ *   patterns after a burst soon show no early wakeups and say "timer", which
+ *   makes the choice deeper if anything;
  * - on x86 the polling state 0 burned power when picked for utilization:
- *   here, utilization never picks a polling state.
+ *   here, utilization never picks a polling state;
+ * - interrupts that come at random say "early" only as often as they come,
+ *   in every pattern alike: below the break-even odds the rule acts on
+ *   them only by chance, in about 2% of the decisions (the one-sided odds
+ *   of two standard errors), and above those odds S does save energy.
  *
  * Structure
  * ---------
@@ -162,9 +191,9 @@
  * inputs: the state table, the disabled states, the latency limit, the tick
  * period and state, whether the CPU is utilized, the metrics and, when
  * asked for, the sleep length.  The cpuidle callbacks gather those inputs
- * (asking for utilization only when a wakeup pattern has a say) and call
- * them, and the KUnit suite and the userspace replay harness call the very
- * same functions.
+ * and call them (asking for utilization only when the decision without it
+ * says that it would change the decision), and the KUnit suite and the
+ * userspace replay harness call the very same functions.
  */
 
 #include <kunit/static_stub.h>
@@ -258,30 +287,39 @@ static void teo_tick_rule(const struct teo_input *in, bool stop,
 	d->stop_tick = false;
 }
 
-enum teo_guess { TEO_GUESS_NONE, TEO_GUESS_EARLY, TEO_GUESS_TIMER };
+/* Costs are weighed in units of 1024 ns, up to about a second. */
+#define TEO_COST_SHIFT		10
+#define TEO_COST_MAX		(NSEC_PER_SEC >> TEO_COST_SHIFT)
 
 /*
- * Step 2a: what the wakeups that followed runs like the current one say of
- * the next wakeup, whether or not the CPU is utilized.  A pattern seen too
- * rarely yet says "early" if the last wakeup was early.
+ * Step 2a: whether the pattern of the current run overrules step 2, whether
+ * or not the CPU is utilized: if step 2 picked a state shallower than
+ * @cand (@shallower), whether it clearly says "timer", else whether it
+ * clearly says "early" (see the DOC block).
  */
-static enum teo_guess teo_pattern_guess(const struct teo_input *in,
-					const struct teo_metrics *m)
+static bool teo_pattern_overrules(const struct teo_input *in,
+				  const struct teo_metrics *m, int cand,
+				  bool shallower)
 {
 	const struct teo_pattern *p = &m->patterns[m->last_early][m->run];
-	u64 tick_ns;
+	s64 k = p->early, n = p->seen, a, b, saved;
 
-	if (m->artificial)
-		return TEO_GUESS_NONE;
-	tick_ns = max_t(s64, in->tick_period_ns, TEO_GUESS_TICK_NS);
-	if (p->seen < TEO_PATTERN_MIN)
-		return m->last_early ? TEO_GUESS_EARLY : TEO_GUESS_NONE;
-	if (p->early * TEO_TIMER_ODDS < p->seen)
-		return TEO_GUESS_TIMER;
-	if ((u64)p->early * TEO_GUESS_ODDS * TEO_GUESS_TICK_NS >
-	    (u64)p->seen * tick_ns)
-		return TEO_GUESS_EARLY;
-	return TEO_GUESS_NONE;
+	if (!IS_ENABLED(CONFIG_SMP) || m->artificial || !n)
+		return false;
+	if (shallower) {
+		/* Step 2 acts on a majority of early wakeups: clearly none. */
+		if (2 * k >= n || (n - 2 * k) * (n - 2 * k) <= TEO_CONFIDENCE_Z2 * n)
+			return false;
+	} else if (!k || in->tick_stopped) {
+		return false;
+	}
+	a = clamp_t(s64, in->tick_period_ns >> TEO_COST_SHIFT, 1, TEO_COST_MAX);
+	b = clamp_t(s64, (teo_residency(in, cand) - m->early_ns) >>
+			 TEO_COST_SHIFT, 0, TEO_COST_MAX);
+	saved = k * b - (n - k) * a;
+	if (saved * saved <= TEO_CONFIDENCE_Z2 * n * a * b)
+		return false;
+	return shallower ? saved < 0 : saved > 0;
 }
 
 /*
@@ -383,6 +421,30 @@ static int teo_intercept_walk(const struct teo_input *in,
 	return idx;
 }
 
+/*
+ * Step 4: whether the sleep length is needed for @idx: always with the tick
+ * stopped, else unless @idx is shallow and idles are short (or the latency
+ * limit is tiny).
+ */
+static bool teo_query_needed(const struct teo_input *in,
+			     const struct teo_metrics *m, int idx)
+{
+	return in->tick_stopped ||
+	       (idx && teo_residency(in, idx) >= RESIDENCY_THRESHOLD_NS) ||
+	       (2 * m->brief_idles < m->events &&
+		in->latency_req_ns >= TEO_LATENCY_THRESHOLD_NS);
+}
+
+/* Step 2a on a utilized CPU: take the pattern's choice. */
+static void teo_use_util(const struct teo_input *in,
+			 const struct teo_metrics *m, struct teo_decision *d)
+{
+	d->idx = d->util_idx;
+	d->intercept_bound_ns = d->util_bound_ns;
+	d->utilized = true;
+	d->need_sleep_length = teo_query_needed(in, m, d->idx);
+}
+
 /**
  * teo_decide_early - Select an idle state without the sleep length.
  * @in: State table, limits and tick state.
@@ -400,12 +462,12 @@ VISIBLE_IF_KUNIT void teo_decide_early(const struct teo_input *in,
 {
 	unsigned int early = 0, rest = m->events;
 	int i, bin, cand = teo_scan(in, d);
-	enum teo_guess guess;
 
 	d->need_sleep_length = false;
 	d->stop_tick = false;
 	d->intercept_bound_ns = KTIME_MAX;
 	d->utilized = false;
+	d->util_matters = false;
 
 	/* Step 1. */
 	d->idx = cand >= 0 ? cand : d->first_idx;
@@ -425,7 +487,6 @@ VISIBLE_IF_KUNIT void teo_decide_early(const struct teo_input *in,
 		early += m->bins[i].intercepts;
 		rest -= m->bins[i].hits;
 	}
-	guess = in->utilized ? teo_pattern_guess(in, m) : TEO_GUESS_NONE;
 	if (2 * early > rest) {
 		i = teo_intercept_walk(in, m, cand, early,
 				       teo_busiest_bin(in, m), &bin);
@@ -433,35 +494,33 @@ VISIBLE_IF_KUNIT void teo_decide_early(const struct teo_input *in,
 		if (!m->artificial || i == cand ||
 		    teo_polls(in, i) ||
 		    teo_residency(in, bin + 1) > m->outlived_ns) {
-			/* Step 2a: or patterns say a timer wakeup is due. */
-			if (guess == TEO_GUESS_TIMER && i < cand) {
-				d->utilized = true;
-			} else {
-				d->idx = i;
-				if (i < cand)
-					d->intercept_bound_ns =
-						teo_residency(in, bin + 1);
+			/* Step 2a: or the pattern says a timer wakeup is due. */
+			if (i < cand && teo_pattern_overrules(in, m, cand, true)) {
+				d->util_matters = true;
+				d->util_idx = cand;
+				d->util_bound_ns = KTIME_MAX;
 			}
+			d->idx = i;
+			if (i < cand)
+				d->intercept_bound_ns = teo_residency(in, bin + 1);
 		}
 	}
 	/* Step 2a: an early wakeup the metrics do not foresee yet. */
-	if (guess == TEO_GUESS_EARLY && d->idx == cand) {
+	if (d->idx == cand && m->early_bin < cand &&
+	    teo_pattern_overrules(in, m, cand, false)) {
 		i = teo_burst_choice(in, m, cand);
 		if (i < cand) {
-			d->idx = i;
-			d->utilized = true;
-			d->intercept_bound_ns = teo_residency(in, m->early_bin + 1);
+			d->util_matters = true;
+			d->util_idx = i;
+			d->util_bound_ns = min(teo_residency(in, m->early_bin + 1),
+					       in->tick_period_ns);
 		}
 	}
 
-	/* Step 4: a shallow state needs no sleep length if idles are short. */
-	if (!in->tick_stopped &&
-	    (!d->idx || teo_residency(in, d->idx) < RESIDENCY_THRESHOLD_NS) &&
-	    (2 * m->brief_idles >= m->events ||
-	     in->latency_req_ns < TEO_LATENCY_THRESHOLD_NS))
-		return;
-
-	d->need_sleep_length = true;
+	if (in->utilized && d->util_matters)
+		teo_use_util(in, m, d);
+	else
+		d->need_sleep_length = teo_query_needed(in, m, d->idx);
 }
 EXPORT_SYMBOL_IF_KUNIT(teo_decide_early);
 
@@ -539,29 +598,32 @@ static s64 teo_measured(const struct teo_wakeup *w)
 }
 
 /*
- * A wakeup that was not artificial (@early: an intercept, ending in @bin)
- * counts in the pattern of the run before it, and extends that run or
- * starts a new one.  Only utilization awareness reads the patterns, so they
- * are left alone without CONFIG_SMP.
+ * A wakeup that was not artificial (@early: it ended in @bin, below the
+ * sleep length's bin, after @idle_ns) counts in the pattern of the run
+ * before it, and extends that run or starts a new one.  Only utilization
+ * awareness reads the patterns, so they are left alone without CONFIG_SMP.
  */
-static void teo_learn(struct teo_metrics *m, bool early, int bin)
+static void teo_learn(struct teo_metrics *m, bool early, int bin, s64 idle_ns)
 {
 	struct teo_pattern *p = &m->patterns[m->last_early][m->run];
 
-	if (IS_ENABLED(CONFIG_SMP)) {
-		p->early += early;
-		if (++p->seen >= TEO_PATTERN_WINDOW) {
-			p->early /= 2;
-			p->seen /= 2;
-		}
+	if (!IS_ENABLED(CONFIG_SMP))
+		return;
+	p->early += early;
+	if (++p->seen >= TEO_PATTERN_WINDOW) {
+		p->early /= 2;
+		p->seen /= 2;
 	}
 	if (early != m->last_early)
 		m->run = 0;
 	if (m->run < TEO_RUN_MAX - 1)
 		m->run++;
 	m->last_early = early;
-	if (early)
+	if (early) {
 		m->early_bin = bin;
+		m->early_ns += (idle_ns >> TEO_DECAY_SHIFT) -
+			       (m->early_ns >> TEO_DECAY_SHIFT);
+	}
 }
 
 /**
@@ -620,7 +682,7 @@ VISIBLE_IF_KUNIT void teo_account(const struct teo_input *in,
 	else
 		m->bins[timer_bin].hits += TEO_PULSE;
 	if (!w->artificial)
-		teo_learn(m, early, idle_bin);
+		teo_learn(m, idle_bin < timer_bin, idle_bin, idle_ns);
 }
 EXPORT_SYMBOL_IF_KUNIT(teo_account);
 
@@ -739,12 +801,14 @@ VISIBLE_IF_KUNIT int teo_select(struct cpuidle_driver *drv,
 		dev->last_state_idx = -1;
 	}
 
-	/* Utilization is asked for only when a wakeup pattern has a say. */
-	in.utilized = IS_ENABLED(CONFIG_SMP) &&
-		      teo_pattern_guess(&in, &cpu_data->metrics) != TEO_GUESS_NONE &&
-		      teo_cpu_utilized(dev->cpu);
+	/* Utilization is asked for only if it would change the decision. */
 	cpu_data->sleep_length_ns = KTIME_MAX;
 	teo_decide_early(&in, &cpu_data->metrics, &d);
+	if (IS_ENABLED(CONFIG_SMP) && d.util_matters &&
+	    teo_cpu_utilized(dev->cpu)) {
+		in.utilized = true;
+		teo_use_util(&in, &cpu_data->metrics, &d);
+	}
 	if (d.need_sleep_length) {
 		ktime_t delta_tick;
 

@@ -42,22 +42,16 @@ struct teo_bin {
 #define TEO_RUN_MAX		32
 /* A pattern's counts are halved when it has been seen this many times. */
 #define TEO_PATTERN_WINDOW	64
-/* A pattern seen fewer times than this says nothing yet. */
-#define TEO_PATTERN_MIN		4
 /*
- * Utilization awareness acts on an early wakeup if its odds are better than
- * 1 in TEO_GUESS_ODDS, with a tick period of up to TEO_GUESS_TICK_NS; a
- * longer tick period (a wrong guess costs up to one) needs proportionally
- * better odds.
+ * Utilization awareness acts on a pattern only if the saving it predicts is
+ * over two standard errors away from zero: TEO_CONFIDENCE_Z2 is z squared.
  */
-#define TEO_GUESS_ODDS		14
-#define TEO_GUESS_TICK_NS	(4 * NSEC_PER_MSEC)
-/* It expects a timer wakeup if the odds are below 1 in TEO_TIMER_ODDS. */
-#define TEO_TIMER_ODDS		16
+#define TEO_CONFIDENCE_Z2	4
 
 /**
  * struct teo_pattern - What followed one kind of run of wakeups.
- * @early: How many of the wakeups that followed it came early.
+ * @early: How many of the wakeups that followed it came early (in a bin
+ *	below the sleep length's).
  * @seen: How many wakeups followed it.
  */
 struct teo_pattern {
@@ -75,10 +69,12 @@ struct teo_pattern {
  * @outlived_ns: Idle time since the last wakeup that was not artificial:
  *	what the CPU has waited through when the tick or a polling limit
  *	woke it.
- * @early_bin: The bin the last intercept ended in.
- * @last_early: The last wakeup that was not artificial was an intercept.
+ * @early_ns: Decaying mean idle duration of the early wakeups (those that
+ *	ended in a bin below the sleep length's).
+ * @early_bin: The bin the last early wakeup ended in.
+ * @last_early: The last wakeup that was not artificial was early.
  * @run: How many wakeups in a row, up to and including that one, were of
- *	its kind (intercepts or not), up to %TEO_RUN_MAX - 1.
+ *	its kind (early or not), up to %TEO_RUN_MAX - 1.
  * @patterns: For each kind of last wakeup and each @run, what followed
  *	(artificial wakeups are left out).
  */
@@ -88,6 +84,7 @@ struct teo_metrics {
 	unsigned int brief_idles;
 	bool artificial;
 	s64 outlived_ns;
+	s64 early_ns;
 	int early_bin;
 	bool last_early;
 	u8 run;
@@ -104,7 +101,8 @@ struct teo_metrics {
  * @tick_stopped: The tick is already stopped on this CPU.
  * @utilized: The CPU's utilization (sched_cpu_util()) exceeds
  *	1/2^%TEO_UTIL_THRESHOLD_SHIFT of its capacity; never without
- *	CONFIG_SMP.  The glue asks for it only if a wakeup pattern has a say.
+ *	CONFIG_SMP.  The glue asks for it only if the decision without it
+ *	says that it matters (@util_matters in struct teo_decision).
  */
 struct teo_input {
 	const struct cpuidle_state *states;
@@ -127,10 +125,14 @@ struct teo_input {
  * @intercept_bound_ns: If step 2 picked a shallower state for intercepts,
  *	the upper edge of its bin (the next state's target residency), by
  *	which most of them came; if step 2a picked one, the upper edge of the
- *	last intercept's bin; else KTIME_MAX.
+ *	last early wakeup's bin, at most one tick period; else KTIME_MAX.
  * @utilized: Utilization awareness changed step 2's choice: it picked a
  *	shallower state for an early wakeup that the metrics did not yet
  *	foresee, or kept the candidate for a timer wakeup they did not.
+ * @util_matters: The wakeup pattern would change the choice if the CPU
+ *	were utilized (whatever @utilized in struct teo_input says).
+ * @util_idx: If @util_matters, the state the pattern picks.
+ * @util_bound_ns: If @util_matters, @intercept_bound_ns for @util_idx.
  */
 struct teo_decision {
 	int idx;
@@ -139,6 +141,9 @@ struct teo_decision {
 	int first_idx;
 	s64 intercept_bound_ns;
 	bool utilized;
+	bool util_matters;
+	int util_idx;
+	s64 util_bound_ns;
 };
 
 /**

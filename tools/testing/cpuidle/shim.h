@@ -47,6 +47,7 @@ typedef s64 ktime_t;
 #define min_t(t, a, b)	min((t)(a), (t)(b))
 #define max_t(t, a, b)	max((t)(a), (t)(b))
 #define clamp(v, lo, hi)	min(max(v, lo), hi)
+#define clamp_t(t, v, lo, hi)	clamp((t)(v), (t)(lo), (t)(hi))
 
 /* IS_ENABLED(CONFIG_X): 1 if CONFIG_X is defined to 1, else 0. */
 #define __shim_one_1			0,
