@@ -9,8 +9,8 @@
  * time limit, the latency limit, disabled states and the above/below ("too
  * deep"/"too shallow") accounting of cpuidle_enter_state().
  *
- *   cpuidle-replay --table FILE --trace FILE [--gov NAME] [--hz N]
- *                  [--exit-share PCT] [--disable MASK] [--csv]
+ *   cpuidle-replay --table FILE --trace FILE [--gov NAME[,NAME...]] [--hz N]
+ *                  [--exit-share PCT] [--disable MASK] [--csv] [--no-cost]
  *   cpuidle-replay --table FILE --trace FILE --agree GOV [--with GOV] ...
  *   cpuidle-replay --self-test
  *
@@ -412,6 +412,9 @@ struct result {
 	u64 shadow_same;	/* decisions the shadow governor made alike */
 	u64 shadow_idx_same;	/* of which the same state, whatever the tick */
 	char shadow_first[160];	/* the first decision that differed */
+	/* The longest idle period in a state shallower than the shadow's. */
+	s64 shallower_stopped_ns;	/* with the tick stopped */
+	s64 shallower_kept_ns;		/* with the tick running */
 };
 
 struct replay_cfg {
@@ -541,10 +544,10 @@ static void reset_devices(struct cpuidle_device *devs,
  * difference is a difference of decision alone.  With the tick already
  * stopped the tick decision is ignored, as the core ignores it.
  */
-static void shadow_select(struct cpuidle_driver *drv,
-			  struct cpuidle_device *sdev, const struct replay_cfg *cfg,
-			  int idx, bool stop_tick, bool stopped, size_t k,
-			  struct result *r)
+static int shadow_select(struct cpuidle_driver *drv,
+			 struct cpuidle_device *sdev, const struct replay_cfg *cfg,
+			 int idx, bool stop_tick, bool stopped, size_t k,
+			 struct result *r)
 {
 	bool sstop = true;
 	int sidx = cfg->shadow->ops->select(drv, sdev, &sstop);
@@ -552,7 +555,7 @@ static void shadow_select(struct cpuidle_driver *drv,
 	r->shadow_idx_same += sidx == idx;
 	if (sidx == idx && (stopped || sstop == stop_tick)) {
 		r->shadow_same++;
-		return;
+		return sidx;
 	}
 	if (!r->shadow_first[0])
 		snprintf(r->shadow_first, sizeof(r->shadow_first),
@@ -560,6 +563,7 @@ static void shadow_select(struct cpuidle_driver *drv,
 			 k + 1, idx, stop_tick ? "stopped" : "kept",
 			 cfg->shadow->name, sidx, sstop ? "stopped" : "kept",
 			 now_seen.sleep_length_ns, stopped ? ", tick stopped" : "");
+	return sidx;
 }
 
 static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
@@ -614,7 +618,7 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			s64 idle = natural - elapsed, diff;
 			bool stop_tick = true, tick_woke = false;
 			bool poll_woke = false, st;
-			int idx;
+			int idx, sidx = -1;
 
 			now_seen.sleep_length_ns = p->timer_ns - elapsed;
 			now_seen.delta_tick_ns = stopped ? now_seen.sleep_length_ns :
@@ -633,8 +637,8 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 				return -1;
 			}
 			if (cfg->shadow)
-				shadow_select(&drv, sdev, cfg, idx, stop_tick,
-					      stopped, k, r);
+				sidx = shadow_select(&drv, sdev, cfg, idx,
+						     stop_tick, stopped, k, r);
 			if (cfg->check_invariants &&
 			    !invariants_hold(&drv, dev, idx, stop_tick, p->latency_ns))
 				r->violations++;
@@ -661,6 +665,10 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			dev->states_usage[idx].usage++;
 			dev->states_usage[idx].time_ns += diff;
 			account(&drv, dev, idx, diff, r);
+			if (idx < sidx && (stopped || stop_tick))
+				r->shallower_stopped_ns = max(r->shallower_stopped_ns, diff);
+			else if (idx < sidx)
+				r->shallower_kept_ns = max(r->shallower_kept_ns, diff);
 
 			r->wakeups++;
 			r->usage[idx]++;
@@ -1130,7 +1138,8 @@ static double ns_per_call(const struct cpuidle_driver *drv,
  * agreement with the oracle, tick stopped (% of idle periods, and % of
  * entries into the deepest state), idle time in states shallower than
  * mainline (7.3) teo picks for the same period (%), mean and p99 exit
- * latency paid at non-timer wakeups (us), modeled energy (mJ), decision cost
+ * latency paid at non-timer wakeups (us), modeled energy (mJ) and how much
+ * above that of our teo with utilization awareness off it is (%), decision cost
  * (ns per select + reflect, the null governor subtracted), the mean
  * utilization (% of capacity) and the residency share of each state (%).
  */
@@ -1139,8 +1148,24 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* Whether @name is one of the comma-separated names in @list. */
+static bool in_list(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+
+	while (list) {
+		if (!strncmp(list, name, len) && (!list[len] || list[len] == ','))
+			return true;
+		list = strchr(list, ',');
+		if (list)
+			list++;
+	}
+	return false;
+}
+
 static void report(const struct cpuidle_driver *drv, const struct trace *t,
-		   const struct replay_cfg *cfg, const char *only, bool csv)
+		   const struct replay_cfg *cfg, const char *only, bool csv,
+		   bool cost)
 {
 	static const char *const fixed[] = {
 		"teo", "teo-noutil", "teo-core", "teo-7.3", "menu-7.3",
@@ -1150,7 +1175,8 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 	const char *names[ARRAY_SIZE(fixed) + MAX_GOVS];
 	int nnames = 0;
 	const struct gov *ref = find_gov("teo-7.3");
-	double null_ns = ns_per_call(drv, t, find_gov("null"), cfg);
+	double off_uj = 0;
+	double null_ns = cost ? ns_per_call(drv, t, find_gov("null"), cfg) : 0;
 	s64 *lat = calloc(t->n + 1, sizeof(*lat));
 	int *ref_idx = calloc(t->n + 1, sizeof(*ref_idx));
 	struct replay_cfg rcfg = *cfg;
@@ -1177,22 +1203,26 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 	rcfg.first_idx = NULL;
 	rcfg.ref_idx = ref ? ref_idx : NULL;
 
+	/* The energy of our teo with utilization awareness off, if built in. */
+	if (find_gov("teo-noutil") && !replay(drv, t, find_gov("teo-noutil"), &rcfg, &r))
+		off_uj = r.energy_uj;
+
 	if (csv) {
-		printf("governor,wakeups,too_deep_pct,too_shallow_pct,oracle_pct,tick_stopped_pct,deepest_tick_stopped_pct,shallower_than_teo73_pct,irq_exit_latency_mean_us,irq_exit_latency_p99_us,energy_mj,ns_per_decision,util_pct");
+		printf("governor,wakeups,too_deep_pct,too_shallow_pct,oracle_pct,tick_stopped_pct,deepest_tick_stopped_pct,shallower_than_teo73_pct,irq_exit_latency_mean_us,irq_exit_latency_p99_us,energy_mj,energy_vs_util_off_pct,ns_per_decision,util_pct");
 		for (i = 0; i < drv->state_count; i++)
 			printf(",residency_pct_%s", drv->states[i].name);
 		printf("\n");
 	} else {
-		printf("%-11s %7s %6s %6s %6s %6s %6s %6s %7s %7s %9s %5s %5s  %s\n",
+		printf("%-11s %7s %6s %6s %6s %6s %6s %6s %7s %7s %9s %6s %5s %5s  %s\n",
 		       "governor", "wakeups", "deep%", "shal%", "orcl%",
 		       "tick0%", "dtick0", "<7.3%", "irqlat", "p99lat", "energy",
-		       "ns", "util%", "residency% by state");
+		       "vsoff%", "ns", "util%", "residency% by state");
 	}
 	for (n = 0; n < nnames; n++) {
 		const struct gov *g = find_gov(names[n]);
 		double w, cost_ns = 0, mean = 0, p99 = 0, total = 0;
 
-		if (!g || (only && strcmp(only, names[n])))
+		if (!g || (only && !in_list(only, names[n])))
 			continue;
 		rcfg.irq_latencies = lat;
 		if (replay(drv, t, g, &rcfg, &r)) {
@@ -1201,7 +1231,7 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 			exit(1);
 		}
 		w = max(r.wakeups, 1);
-		if (g->ops)
+		if (g->ops && cost)
 			cost_ns = max(0.0, ns_per_call(drv, t, g, cfg) - null_ns);
 		if (r.irq_wakeups) {
 			qsort(lat, r.irq_wakeups, sizeof(*lat), cmp_s64);
@@ -1211,13 +1241,15 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		for (i = 0; i < drv->state_count; i++)
 			total += r.residency_ns[i];
 		total = max(total, 1.0);
-		printf(csv ? "%s,%" PRIu64 ",%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.3f,%.0f,%.2f" :
-		       "%-11s %7" PRIu64 " %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %7.1f %7.1f %9.3f %5.0f %5.1f ",
+		printf(csv ? "%s,%" PRIu64 ",%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.3f,%.2f,%.0f,%.2f" :
+		       "%-11s %7" PRIu64 " %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %7.1f %7.1f %9.3f %+6.1f %5.0f %5.1f ",
 		       names[n], r.wakeups, 100 * r.above / w, 100 * r.below / w,
 		       100 * r.oracle_hits / w, 100 * r.tick_stopped / w,
 		       100.0 * r.deepest_tick_stopped / max(r.deepest_entries, 1),
 		       100 * r.below_ref_ns / total, mean, p99,
-		       r.energy_uj / 1e3, cost_ns, 100 * r.util_sum / max(t->n, 1));
+		       r.energy_uj / 1e3,
+		       off_uj > 0 ? 100 * (r.energy_uj / off_uj - 1) : 0.0,
+		       cost_ns, 100 * r.util_sum / max(t->n, 1));
 		for (i = 0; i < drv->state_count; i++)
 			printf(csv ? ",%.2f" : " %5.1f", 100 * r.residency_ns[i] / total);
 		printf("\n");
@@ -1252,6 +1284,8 @@ static int agree(const struct cpuidle_driver *drv, const struct trace *t,
 	}
 	if (r.shadow_first[0])
 		printf("first difference: %s\n", r.shadow_first);
+	printf("shallower than %s: longest %" PRId64 " ns with the tick stopped, %" PRId64 " ns with it running\n",
+	       shadow, r.shallower_stopped_ns, r.shallower_kept_ns);
 	printf("agree %s %s: %" PRIu64 " of %" PRIu64 " (%.3f%%), same state in %" PRIu64 "\n",
 	       gname, shadow, r.shadow_same, r.wakeups,
 	       100.0 * r.shadow_same / max(r.wakeups, 1), r.shadow_idx_same);
@@ -1261,7 +1295,7 @@ static int agree(const struct cpuidle_driver *drv, const struct trace *t,
 static void usage(const char *why)
 {
 	fprintf(stderr, "cpuidle-replay: %s\n"
-		"usage: cpuidle-replay --table FILE --trace FILE [--gov NAME] [--hz N] [--exit-share PCT] [--disable MASK] [--csv]\n"
+		"usage: cpuidle-replay --table FILE --trace FILE [--gov NAME[,NAME...]] [--hz N] [--exit-share PCT] [--disable MASK] [--csv] [--no-cost]\n"
 		"       cpuidle-replay --table FILE --trace FILE --agree SHADOW [--gov NAME] [--hz N] ...\n"
 		"       cpuidle-replay --self-test\n"
 		"       cpuidle-replay --self-test-fuzz ITERATIONS\n", why);
@@ -1271,7 +1305,7 @@ static void usage(const char *why)
 int main(int argc, char **argv)
 {
 	const char *table = NULL, *trace = NULL, *gname = NULL, *shadow = NULL;
-	bool csv = false;
+	bool csv = false, cost = true;
 	struct replay_cfg cfg = { .tick_ns = NSEC_PER_MSEC, .exit_share_pct = 50 };
 	struct cpuidle_driver drv;
 	struct trace t;
@@ -1284,6 +1318,10 @@ int main(int argc, char **argv)
 			return self_test(0);
 		if (!strcmp(a, "--csv")) {
 			csv = true;
+			continue;
+		}
+		if (!strcmp(a, "--no-cost")) {
+			cost = false;
 			continue;
 		}
 		if (!strcmp(a, "--self-test-fuzz")) {
@@ -1334,6 +1372,22 @@ int main(int argc, char **argv)
 
 	if (shadow)
 		return agree(&drv, &t, &cfg, gname ? gname : "teo", shadow);
-	report(&drv, &t, &cfg, gname, csv);
+	if (gname) {
+		const char *g = gname;
+
+		/* Every name in the list must be a governor of the harness. */
+		while (g) {
+			char name[64];
+			size_t len = strcspn(g, ",");
+
+			snprintf(name, sizeof(name), "%.*s", (int)min(len, sizeof(name) - 1), g);
+			if (!find_gov(name)) {
+				fprintf(stderr, "cpuidle-replay: unknown governor '%s'\n", name);
+				return 2;
+			}
+			g = g[len] ? g + len + 1 : NULL;
+		}
+	}
+	report(&drv, &t, &cfg, gname, csv, cost);
 	return 0;
 }

@@ -4,6 +4,7 @@
 DESIGN.md section 7, in the harness's trace format (version 1).
 
     workloads.py --list
+    workloads.py --list-noise
     workloads.py WORKLOAD [--seed N] [--periods N] > FILE.trace
 
 Times are in ns; capacity is 1024.  A generator gives, per idle period,
@@ -182,6 +183,31 @@ def touch_frames(r):
         yield (frame - used, None, 0)
 
 
+def noise(period, share):
+    """A periodic timer every `period` ns with 3% of it spent running, plus
+    Poisson interrupts (each waking a task for 10-50 us) at the rate that
+    makes `share` percent of the wakeups: per timer period, on average
+    share / (100 - share) interrupts.  The noise of issue 12's rule R5."""
+    rate = share / (100 - share) / period
+    busy = period * 3 // 100
+
+    def gen(r, n):
+        left = period - busy
+        while True:
+            irq = int(r.expovariate(rate))
+            if irq >= left:
+                yield (left, None, busy)
+                left = period - busy
+                continue
+            run = r.randint(10 * US, 50 * US)
+            yield (left, irq, run)
+            left -= irq + run
+            if left <= 0:
+                # The timer expired during that run: its work follows.
+                left = max(left + period - busy, 1)
+    return gen
+
+
 WORKLOADS = {
     **{f"rtapp-5ms-{d}pct": rtapp(d) for d in (1, 3, 5, 10, 20, 30, 40)},
     "task-500us-19.457ms": task_500us,
@@ -197,6 +223,10 @@ WORKLOADS = {
     "touch-bimodal": interactive(touch_bimodal),
     "touch-frames-60hz": interactive(touch_frames),
 }
+# The noise sweep (issue 12, R5): not part of the main comparison.
+NOISE = {f"noise-{name}ms-{share}pct": noise(period, share)
+         for name, period in (("2", 2 * MS), ("8", 8 * MS), ("19.457", 19457 * US))
+         for share in (5, 10, 20, 40)}
 
 
 class Pelt:
@@ -219,7 +249,7 @@ def write(name, seed, periods, out):
     out.write("teo-trace v1\n")
     out.write(f"# workload {name}, seed {seed}, {periods} periods\n")
     out.write("# timer_ns irq_ns util capacity latency_ns cpu busy_ns\n")
-    for k, (timer, irq, busy) in enumerate(WORKLOADS[name](r, periods)):
+    for k, (timer, irq, busy) in enumerate({**WORKLOADS, **NOISE}[name](r, periods)):
         if k == periods:
             break
         timer = max(timer, 1)
@@ -234,13 +264,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("workload", nargs="?")
     ap.add_argument("--list", action="store_true", help="list the workloads")
+    ap.add_argument("--list-noise", action="store_true",
+                    help="list the noise sweep's workloads")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--periods", type=int, default=4000)
     a = ap.parse_args()
     if a.list:
         print("\n".join(WORKLOADS))
         return 0
-    if a.workload not in WORKLOADS:
+    if a.list_noise:
+        print("\n".join(NOISE))
+        return 0
+    if a.workload not in WORKLOADS and a.workload not in NOISE:
         print(f"workloads.py: unknown workload {a.workload!r}; --list shows them",
               file=sys.stderr)
         return 2
