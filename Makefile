@@ -15,10 +15,11 @@
 #   make harness            build the replay harness, run its self-tests
 #   make bench              compare the governors on every workload and table
 #   make bench-readme       the same, and refresh the harness README's figures
+#   make cost               instructions per decision of each governor (callgrind)
 
 SCRIPTS := scripts/teo
 
-.PHONY: all check run kunit lint tree harness bench bench-readme deps help
+.PHONY: all check run kunit lint tree harness bench bench-readme cost deps help
 
 all: help
 
@@ -48,6 +49,9 @@ bench: deps
 
 bench-readme: deps
 	@$(SCRIPTS)/bench --update-readme
+
+cost: deps
+	@$(SCRIPTS)/cost
 
 deps:
 	@$(SCRIPTS)/deps
