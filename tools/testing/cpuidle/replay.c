@@ -405,6 +405,7 @@ struct result {
 	u64 irq_wakeups, irq_exit_latency_ns;
 	u64 deepest_entries, deepest_tick_stopped;
 	u64 below_ref_ns;	/* idle time in states shallower than ref_idx[] */
+	u64 misfit_ns;		/* idle time in states shallower than the oracle's */
 	double util_sum;	/* utilization / capacity, summed over periods */
 	double energy_uj;	/* modeled, see model_energy() */
 	int bad_index;		/* an out-of-range index was returned */
@@ -618,7 +619,7 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			s64 idle = natural - elapsed, diff;
 			bool stop_tick = true, tick_woke = false;
 			bool poll_woke = false, st;
-			int idx, sidx = -1;
+			int idx, best, sidx = -1;
 
 			now_seen.sleep_length_ns = p->timer_ns - elapsed;
 			now_seen.delta_tick_ns = stopped ? now_seen.sleep_length_ns :
@@ -683,9 +684,10 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			if (cfg->ref_idx && idx < cfg->ref_idx[k])
 				r->below_ref_ns += diff;
 			r->energy_uj += model_energy(&drv, idx, diff);
-			if (idx == oracle(&drv, dev, natural - elapsed,
-					  p->latency_ns, &st))
-				r->oracle_hits++;
+			best = oracle(&drv, dev, natural - elapsed, p->latency_ns, &st);
+			r->oracle_hits += idx == best;
+			if (idx < best)
+				r->misfit_ns += diff;
 			elapsed += idle;
 			if (irq && elapsed >= natural) {
 				if (cfg->irq_latencies)
@@ -1141,7 +1143,9 @@ static double ns_per_call(const struct cpuidle_driver *drv,
  * latency paid at non-timer wakeups (us), modeled energy (mJ) and how much
  * above that of our teo with utilization awareness off it is (%), decision cost
  * (ns per select + reflect, the null governor subtracted), the mean
- * utilization (% of capacity) and the residency share of each state (%).
+ * utilization (% of capacity), in CSV the idle time spent in states shallower
+ * than the oracle's (misfit_pct, % of idle time), and the residency share of
+ * each state (%).
  */
 static int cmp_name(const void *a, const void *b)
 {
@@ -1208,7 +1212,7 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		off_uj = r.energy_uj;
 
 	if (csv) {
-		printf("governor,wakeups,too_deep_pct,too_shallow_pct,oracle_pct,tick_stopped_pct,deepest_tick_stopped_pct,shallower_than_teo73_pct,irq_exit_latency_mean_us,irq_exit_latency_p99_us,energy_mj,energy_vs_util_off_pct,ns_per_decision,util_pct");
+		printf("governor,wakeups,too_deep_pct,too_shallow_pct,oracle_pct,tick_stopped_pct,deepest_tick_stopped_pct,shallower_than_teo73_pct,irq_exit_latency_mean_us,irq_exit_latency_p99_us,energy_mj,energy_vs_util_off_pct,ns_per_decision,util_pct,misfit_pct");
 		for (i = 0; i < drv->state_count; i++)
 			printf(",residency_pct_%s", drv->states[i].name);
 		printf("\n");
@@ -1250,6 +1254,8 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		       r.energy_uj / 1e3,
 		       off_uj > 0 ? 100 * (r.energy_uj / off_uj - 1) : 0.0,
 		       cost_ns, 100 * r.util_sum / max(t->n, 1));
+		if (csv)
+			printf(",%.3f", 100 * r.misfit_ns / total);
 		for (i = 0; i < drv->state_count; i++)
 			printf(csv ? ",%.2f" : " %5.1f", 100 * r.residency_ns[i] / total);
 		printf("\n");
