@@ -1384,7 +1384,8 @@ static u64 teo_share(const struct teo_run *r, int idx)
  */
 static void teo_check_util_rule(struct kunit *test,
 				const struct teo_util_case *c, u64 seed,
-				const struct teo_run *on, const struct teo_run *off)
+				s64 tick_ns, const struct teo_run *on,
+				const struct teo_run *off)
 {
 	int deepest = c->row.table->count - 1;
 
@@ -1399,8 +1400,8 @@ static void teo_check_util_rule(struct kunit *test,
 				    seed, on->deepest_tick_cut, on->deepest_entries);
 		break;
 	case TEO_R2:
-		KUNIT_EXPECT_LE_MSG(test, on->misfit_ns * 100,
-				    off->misfit_ns * 100 + teo_total_ns(on) * 5,
+		KUNIT_EXPECT_LE_MSG(test, on->misfit_ns,
+				    off->misfit_ns + (u64)c->rounds * tick_ns,
 				    "too-shallow idle time %llu ns on, %llu ns off, of %llu",
 				    on->misfit_ns, off->misfit_ns, teo_total_ns(on));
 		KUNIT_EXPECT_GT_MSG(test, on->utilized, 0,
@@ -1458,7 +1459,8 @@ static void teo_check_util_rule(struct kunit *test,
  * must meet the rule.  R1: the deepest state holds at least 75% of idle time
  * and the tick never cuts it short (it is stopped, or not due before the
  * wakeup).  R2: idle time in states shallower than the best fit for the
- * idle period grows by at most 5% of all idle time (and utilization
+ * idle period grows by one tick period per burst at most, the cost bound
+ * of the one wrong "early" a burst's end may cost (and utilization
  * awareness did act).  R3: no decision made on utilization picks a polling
  * state, and polling time does not grow.  R4 (counted once a warm-up has
  * taught the patterns the rhythm): at most half the too-deep wakeups and at
@@ -1495,7 +1497,7 @@ static void teo_test_util(struct kunit *test)
 			     seed, on);
 		teo_simulate(test, &in, c->phases, c->warmup, c->rounds, 0,
 			     seed, off);
-		teo_check_util_rule(test, c, seed, on, off);
+		teo_check_util_rule(test, c, seed, in.tick_period_ns, on, off);
 	}
 }
 
