@@ -494,27 +494,24 @@ VISIBLE_IF_KUNIT void teo_decide_early(const struct teo_input *in,
 		if (!m->artificial || i == cand ||
 		    teo_polls(in, i) ||
 		    teo_residency(in, bin + 1) > m->outlived_ns) {
-			/* Step 2a: or the pattern says a timer wakeup is due. */
-			if (i < cand && teo_pattern_overrules(in, m, cand, true)) {
-				d->util_matters = true;
-				d->util_idx = cand;
-				d->util_bound_ns = KTIME_MAX;
-			}
 			d->idx = i;
 			if (i < cand)
 				d->intercept_bound_ns = teo_residency(in, bin + 1);
 		}
 	}
-	/* Step 2a: an early wakeup the metrics do not foresee yet. */
-	if (d->idx == cand && m->early_bin < cand &&
-	    teo_pattern_overrules(in, m, cand, false)) {
-		i = teo_burst_choice(in, m, cand);
-		if (i < cand) {
-			d->util_matters = true;
-			d->util_idx = i;
-			d->util_bound_ns = min(teo_residency(in, m->early_bin + 1),
-					       in->tick_period_ns);
-		}
+
+	/*
+	 * Step 2a: a timer wakeup that step 2's intercepts do not foresee, or
+	 * an early wakeup that they do not foresee yet.
+	 */
+	if ((d->idx < cand || m->early_bin < cand) &&
+	    teo_pattern_overrules(in, m, cand, d->idx < cand)) {
+		i = d->idx < cand ? cand : teo_burst_choice(in, m, cand);
+		d->util_matters = i != d->idx;
+		d->util_idx = i;
+		d->util_bound_ns = i == cand ? KTIME_MAX :
+				   min(teo_residency(in, m->early_bin + 1),
+				       in->tick_period_ns);
 	}
 
 	if (in->utilized && d->util_matters)
