@@ -435,12 +435,21 @@ static bool teo_query_needed(const struct teo_input *in,
 		in->latency_req_ns >= TEO_LATENCY_THRESHOLD_NS);
 }
 
-/* Step 2a on a utilized CPU: take the pattern's choice. */
+/*
+ * Step 2a on a utilized CPU: take the pattern's choice.  A shallower one is
+ * for the bin of the last early wakeup and always keeps the tick (its
+ * bound is at most one tick period); the candidate kept against step 2's
+ * intercepts has no early wakeup to wait for.
+ */
 static void teo_use_util(const struct teo_input *in,
 			 const struct teo_metrics *m, struct teo_decision *d)
 {
+	if (d->util_idx < d->idx)
+		d->intercept_bound_ns = min(teo_residency(in, m->early_bin + 1),
+					    in->tick_period_ns);
+	else
+		d->intercept_bound_ns = KTIME_MAX;
 	d->idx = d->util_idx;
-	d->intercept_bound_ns = d->util_bound_ns;
 	d->utilized = true;
 	d->need_sleep_length = teo_query_needed(in, m, d->idx);
 }
@@ -506,12 +515,8 @@ VISIBLE_IF_KUNIT void teo_decide_early(const struct teo_input *in,
 	 */
 	if ((d->idx < cand || m->early_bin < cand) &&
 	    teo_pattern_overrules(in, m, cand, d->idx < cand)) {
-		i = d->idx < cand ? cand : teo_burst_choice(in, m, cand);
-		d->util_matters = i != d->idx;
-		d->util_idx = i;
-		d->util_bound_ns = i == cand ? KTIME_MAX :
-				   min(teo_residency(in, m->early_bin + 1),
-				       in->tick_period_ns);
+		d->util_idx = d->idx < cand ? cand : teo_burst_choice(in, m, cand);
+		d->util_matters = d->util_idx != d->idx;
 	}
 
 	if (in->utilized && d->util_matters)

@@ -132,7 +132,6 @@ struct teo_input {
  * @util_matters: The wakeup pattern would change the choice if the CPU
  *	were utilized (whatever @utilized in struct teo_input says).
  * @util_idx: If @util_matters, the state the pattern picks.
- * @util_bound_ns: If @util_matters, @intercept_bound_ns for @util_idx.
  */
 struct teo_decision {
 	int idx;
@@ -143,7 +142,6 @@ struct teo_decision {
 	bool utilized;
 	bool util_matters;
 	int util_idx;
-	s64 util_bound_ns;
 };
 
 /**
