@@ -1568,6 +1568,10 @@ static const struct teo_guess_case teo_guess_cases[] = {
 		.row.table = &arm3, .util = 200, .artificial = true,
 		.early = 32, .seen = 32, .early_us = 100, .want_idx = 2,
 	}, {
+		.row.desc = "tick stopped: a timer 100 ms away, so never early",
+		.row.table = &arm3, .util = 200, .tick_stopped = true,
+		.early = 32, .seen = 32, .early_us = 100, .want_idx = 2,
+	}, {
 		.row.desc = "a pattern never seen says nothing",
 		.row.table = &arm3, .util = 200,
 		.early = 0, .seen = 0, .early_us = 100, .want_idx = 2,
