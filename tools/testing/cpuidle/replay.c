@@ -1152,17 +1152,28 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/*
+ * The first of the comma-separated names in @list, into @name (@size bytes,
+ * cut short if need be); returns the rest of the list, or NULL after the
+ * last name.
+ */
+static const char *list_next(const char *list, char *name, size_t size)
+{
+	size_t len = strcspn(list, ",");
+
+	snprintf(name, size, "%.*s", (int)min(len, size - 1), list);
+	return list[len] ? list + len + 1 : NULL;
+}
+
 /* Whether @name is one of the comma-separated names in @list. */
 static bool in_list(const char *list, const char *name)
 {
-	size_t len = strlen(name);
+	char item[64];
 
 	while (list) {
-		if (!strncmp(list, name, len) && (!list[len] || list[len] == ','))
+		list = list_next(list, item, sizeof(item));
+		if (!strcmp(item, name))
 			return true;
-		list = strchr(list, ',');
-		if (list)
-			list++;
 	}
 	return false;
 }
@@ -1384,14 +1395,12 @@ int main(int argc, char **argv)
 		/* Every name in the list must be a governor of the harness. */
 		while (g) {
 			char name[64];
-			size_t len = strcspn(g, ",");
 
-			snprintf(name, sizeof(name), "%.*s", (int)min(len, sizeof(name) - 1), g);
+			g = list_next(g, name, sizeof(name));
 			if (!find_gov(name)) {
 				fprintf(stderr, "cpuidle-replay: unknown governor '%s'\n", name);
 				return 2;
 			}
-			g = g[len] ? g + len + 1 : NULL;
 		}
 	}
 	report(&drv, &t, &cfg, gname, csv, cost);
