@@ -407,8 +407,8 @@ struct result {
 	u64 below_ref_ns;	/* idle time in states shallower than ref_idx[] */
 	u64 misfit_ns;		/* idle time in states shallower than the oracle's */
 	double util_sum;	/* utilization / capacity, summed over periods */
-	double energy_uj;	/* modeled, see model_energy() */
-	double energy_table_uj;	/* the same, see model_energy_table() */
+	double energy_uj;	/* modeled, see model_costs() */
+	double energy_table_uj;	/* in the table-implied model, the same */
 	int bad_index;		/* an out-of-range index was returned */
 	u64 violations;		/* invariant violations (with check_invariants) */
 	u64 shadow_same;	/* decisions the shadow governor made alike */
@@ -506,41 +506,41 @@ static double seconds(void)
 }
 
 /*
- * Energy model: the state's power for the time spent in it, plus its exit
- * latency at the table's highest power (waking up is not free), in uJ.
+ * Energy models: a state's power over the time spent in it, plus a cost of
+ * entering and leaving it (mW * ns), in uJ.  model_costs() fills the
+ * costs of both per state:
+ *
+ * - @peak, the default model: the exit latency at the table's highest
+ *   power (waking up is not free);
+ * - @table, the model the table itself implies: the cost that makes each
+ *   target residency the exact break-even point with the state above, as a
+ *   driver's target residencies are by their definition, the sum over the
+ *   states up to i of (power(j - 1) - power(j)) * res(j) (none below zero,
+ *   for a table whose deeper state draws more).  The default model's
+ *   break-even points differ from the table's; beside it, this one tells an
+ *   energy difference that comes from a governor's choice from one that
+ *   comes from the model disagreeing with the table.
  */
-static double model_energy(const struct cpuidle_driver *drv, int idx, s64 ns)
+static void model_costs(const struct cpuidle_driver *drv, double *peak,
+			double *table)
 {
-	int i, peak = 0;
+	int i, top = 0;
 
 	for (i = 0; i < drv->state_count; i++)
-		peak = max(peak, drv->states[i].power_usage);
-	return (drv->states[idx].power_usage * (double)ns +
-		peak * (double)drv->states[idx].exit_latency_ns) / 1e6;
+		top = max(top, drv->states[i].power_usage);
+	for (i = 0; i < drv->state_count; i++) {
+		peak[i] = top * (double)drv->states[i].exit_latency_ns;
+		table[i] = i ? table[i - 1] +
+			       max(0.0, (double)(drv->states[i - 1].power_usage -
+						 drv->states[i].power_usage) *
+					drv->states[i].target_residency_ns) : 0;
+	}
 }
 
-/*
- * The energy model the table itself implies, in uJ: the same power over
- * the time spent in a state, but a cost of entering and leaving state i
- * that makes its target residency the exact break-even point with state
- * i - 1, as a driver's target residencies are by their definition.  The sum
- * over the states up to @idx of (power(j - 1) - power(j)) * res(j) (none
- * below zero, for a table whose deeper state draws more).  Beside
- * model_energy(), whose break-even points differ from the table's, it
- * tells an energy difference that comes from a governor's choice from one
- * that comes from the model disagreeing with the table.
- */
-static double model_energy_table(const struct cpuidle_driver *drv, int idx,
-				 s64 ns)
+static double model_energy(const struct cpuidle_driver *drv,
+			   const double *cost, int idx, s64 ns)
 {
-	double cost = 0;
-	int j;
-
-	for (j = 1; j <= idx; j++)
-		cost += max(0.0, (double)(drv->states[j - 1].power_usage -
-					  drv->states[j].power_usage) *
-				 drv->states[j].target_residency_ns);
-	return (drv->states[idx].power_usage * (double)ns + cost) / 1e6;
+	return (drv->states[idx].power_usage * (double)ns + cost[idx]) / 1e6;
 }
 
 static void reset_devices(struct cpuidle_device *devs,
@@ -600,10 +600,12 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 	static struct cpuidle_device sdevs[SHIM_NR_CPUS];
 	static bool kept_stopped[SHIM_NR_CPUS];
 	struct cpuidle_driver drv = *drv0;
+	double peak[CPUIDLE_STATE_MAX], table[CPUIDLE_STATE_MAX];
 	u64 now = 0;
 	size_t k;
 
 	memset(r, 0, sizeof(*r));
+	model_costs(&drv, peak, table);
 	memset(kept_stopped, 0, sizeof(kept_stopped));
 	shim_tick_nsec = cfg->tick_ns;
 	reset_devices(devs, &drv, g, cfg);
@@ -708,8 +710,8 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 				cfg->first_idx[k] = idx;
 			if (cfg->ref_idx && idx < cfg->ref_idx[k])
 				r->below_ref_ns += diff;
-			r->energy_uj += model_energy(&drv, idx, diff);
-			r->energy_table_uj += model_energy_table(&drv, idx, diff);
+			r->energy_uj += model_energy(&drv, peak, idx, diff);
+			r->energy_table_uj += model_energy(&drv, table, idx, diff);
 			best = oracle(&drv, dev, natural - elapsed, p->latency_ns, &st);
 			r->oracle_hits += idx == best;
 			if (idx < best)
@@ -864,6 +866,7 @@ static void test_accounting(void)
 static void test_energy_models(void)
 {
 	static const char *const tables[] = { x86_table, arm3_table };
+	double peak[CPUIDLE_STATE_MAX], table[CPUIDLE_STATE_MAX];
 	struct cpuidle_driver drv;
 	int ti, i;
 
@@ -871,10 +874,11 @@ static void test_energy_models(void)
 		double worst = 0;
 
 		must_parse_table(tables[ti], &drv);
+		model_costs(&drv, peak, table);
 		for (i = 1; i < drv.state_count; i++) {
 			s64 res = drv.states[i].target_residency_ns;
-			double deep = model_energy_table(&drv, i, res);
-			double shallow = model_energy_table(&drv, i - 1, res);
+			double deep = model_energy(&drv, table, i, res);
+			double shallow = model_energy(&drv, table, i - 1, res);
 
 			worst = max(worst, max(deep - shallow, shallow - deep) / shallow);
 		}
@@ -883,7 +887,9 @@ static void test_energy_models(void)
 		      ti ? "arm3" : "x86", worst);
 	}
 	must_parse_table(x86_table, &drv);
-	check(model_energy(&drv, 3, 3102000) > model_energy(&drv, 2, 3102000),
+	model_costs(&drv, peak, table);
+	check(model_energy(&drv, peak, 3, 3102000) >
+	      model_energy(&drv, peak, 2, 3102000),
 	      "default energy model: x86 C3 costs more than C2 at C3's target residency");
 }
 
@@ -1097,18 +1103,34 @@ static void test_agrees(const char *gname, const char *refname,
 	      first[0] ? "; first difference: " : "", first);
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * The series' intermediate steps built in (teo-stepNN), in order, into
+ * @names (room for MAX_GOVS); returns how many.
+ */
+static int series_steps(const char **names)
+{
+	int i, n = 0;
+
+	for (i = 0; i < ngovs; i++) {
+		if (!strncmp(govs[i].name, "teo-step", strlen("teo-step")))
+			names[n++] = govs[i].name;
+	}
+	qsort(names, n, sizeof(*names), cmp_name);
+	return n;
+}
+
 /* The last intermediate step of the series (teo-stepNN), or NULL. */
 static const char *last_step(void)
 {
-	const char *last = NULL;
-	int i;
+	const char *names[MAX_GOVS];
+	int n = series_steps(names);
 
-	for (i = 0; i < ngovs; i++) {
-		if (!strncmp(govs[i].name, "teo-step", strlen("teo-step")) &&
-		    (!last || strcmp(govs[i].name, last) > 0))
-			last = govs[i].name;
-	}
-	return last;
+	return n ? names[n - 1] : NULL;
 }
 
 static int self_test(long fuzz_iterations)
@@ -1203,14 +1225,9 @@ static double ns_per_call(const struct cpuidle_driver *drv,
  * (ns per select + reflect, the null governor subtracted), the mean
  * utilization (% of capacity), in CSV the idle time spent in states shallower
  * than the oracle's (misfit_pct, % of idle time) and the energy in the model
- * the table implies (energy_table_mj, see model_energy_table()), and the
+ * the table implies (energy_table_mj, see model_costs()), and the
  * residency share of each state (%).
  */
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /*
  * The first of the comma-separated names in @list, into @name (@size bytes,
  * cut short if need be); returns the rest of the list, or NULL after the
@@ -1263,12 +1280,7 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 	}
 	for (n = 0; n < ARRAY_SIZE(fixed); n++)
 		names[nnames++] = fixed[n];
-	for (n = 0; n < ngovs; n++) {
-		if (!strncmp(govs[n].name, "teo-step", strlen("teo-step")))
-			names[nnames++] = govs[n].name;
-	}
-	qsort(names + ARRAY_SIZE(fixed), nnames - ARRAY_SIZE(fixed),
-	      sizeof(*names), cmp_name);
+	nnames += series_steps(names + nnames);
 
 	/* What upstream teo picks first in each period, if it is built in. */
 	rcfg.first_idx = ref_idx;
