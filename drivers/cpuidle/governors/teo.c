@@ -322,6 +322,12 @@ static bool teo_pattern_overrules(const struct teo_input *in,
 	return shallower ? saved < 0 : saved > 0;
 }
 
+/* A state utilization may pick: usable, and not polling. */
+static bool teo_sleeps(const struct teo_input *in, int i)
+{
+	return teo_usable(in, i) && !teo_polls(in, i);
+}
+
 /*
  * Step 2a, early wakeup guessed: the deepest usable state that does not
  * poll and fits the bin the last intercept ended in or, if there is none,
@@ -336,11 +342,11 @@ static int teo_burst_choice(const struct teo_input *in,
 	if (bin < 0 || bin >= cand)
 		return cand;
 	for (i = bin; i >= 0; i--) {
-		if (teo_usable(in, i) && !teo_polls(in, i))
+		if (teo_sleeps(in, i))
 			return i;
 	}
 	for (i = bin + 1; i < cand; i++) {
-		if (teo_usable(in, i) && !teo_polls(in, i))
+		if (teo_sleeps(in, i))
 			return i;
 	}
 	return cand;
