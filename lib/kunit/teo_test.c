@@ -136,14 +136,23 @@ static s64 teo_tick_ns(unsigned int hz)
 	return div_u64(NSEC_PER_SEC, hz);
 }
 
-static void teo_make_input(struct teo_input *in, const struct teo_table *t,
-			   u32 disabled, s64 latency_req_ns, unsigned int hz,
-			   bool tick_stopped)
+/* The input for table @t with the states in the mask @disabled disabled. */
+static void teo_make_input(struct kunit *test, struct teo_input *in,
+			   const struct teo_table *t, u32 disabled,
+			   s64 latency_req_ns, unsigned int hz, bool tick_stopped)
 {
+	struct cpuidle_state_usage *usage;
+	int i;
+
+	usage = kunit_kcalloc(test, CPUIDLE_STATE_MAX, sizeof(*usage),
+			      GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, usage);
+	for (i = 0; i < CPUIDLE_STATE_MAX; i++)
+		usage[i].disable = !!(disabled & BIT(i));
 	*in = (struct teo_input) {
 		.states = t->states,
 		.state_count = t->count,
-		.disabled = disabled,
+		.usage = usage,
 		.latency_req_ns = latency_req_ns,
 		.tick_period_ns = teo_tick_ns(hz),
 		.tick_stopped = tick_stopped,
@@ -159,7 +168,7 @@ static void teo_check_invariants(struct kunit *test, const struct teo_input *in,
 	int i;
 
 	for (i = 0; i < in->state_count; i++) {
-		bool enabled = !(in->disabled & BIT(i));
+		bool enabled = !in->usage[i].disable;
 
 		any_enabled |= enabled;
 		any_usable |= enabled &&
@@ -172,7 +181,7 @@ static void teo_check_invariants(struct kunit *test, const struct teo_input *in,
 	s = &in->states[d->idx];
 
 	if (any_enabled)
-		KUNIT_EXPECT_FALSE_MSG(test, in->disabled & BIT(d->idx),
+		KUNIT_EXPECT_FALSE_MSG(test, in->usage[d->idx].disable,
 				       "%s: state %d is disabled", what, d->idx);
 	if (any_usable)
 		KUNIT_EXPECT_LE_MSG(test, s->exit_latency_ns, in->latency_req_ns,
@@ -650,7 +659,7 @@ static void teo_test_select(struct kunit *test)
 	else if (!delta_ns)
 		delta_ns = teo_tick_ns(p->hz);
 
-	teo_make_input(&in, c->row.table, c->disabled, c->latency_req_ns, p->hz,
+	teo_make_input(test, &in, c->row.table, c->disabled, c->latency_req_ns, p->hz,
 		       c->tick_stopped);
 	for (i = 0; i < CPUIDLE_STATE_MAX; i++) {
 		m.bins[i].hits = c->hits[i];
@@ -782,7 +791,7 @@ static void teo_test_account(struct kunit *test)
 	struct teo_input in;
 	int i;
 
-	teo_make_input(&in, c->table, 0, NO_LIMIT, 1000, false);
+	teo_make_input(test, &in, c->table, 0, NO_LIMIT, 1000, false);
 	teo_account(&in, &m, &c->w);
 
 	for (i = 0; i < CPUIDLE_STATE_MAX; i++) {
@@ -808,7 +817,7 @@ static void teo_test_outlived(struct kunit *test)
 	struct teo_metrics m = {};
 	struct teo_input in;
 
-	teo_make_input(&in, &arm3, 0, NO_LIMIT, 250, false);
+	teo_make_input(test, &in, &arm3, 0, NO_LIMIT, 250, false);
 	teo_account(&in, &m, &w);
 	teo_account(&in, &m, &w);
 	KUNIT_EXPECT_EQ(test, m.outlived_ns, MS(8));
@@ -836,7 +845,7 @@ static void teo_test_decay(struct kunit *test)
 	struct teo_input in;
 	int i;
 
-	teo_make_input(&in, &x86, 0, NO_LIMIT, 1000, false);
+	teo_make_input(test, &in, &x86, 0, NO_LIMIT, 1000, false);
 	m.bins[0].hits = 5;
 	m.bins[1].intercepts = 7;
 	m.bins[2].hits = SATURATED;
@@ -874,7 +883,7 @@ static void teo_test_account_stays_in_table(struct kunit *test)
 	struct teo_input in;
 	int i;
 
-	teo_make_input(&in, &arm2, 0, NO_LIMIT, 100, false);
+	teo_make_input(test, &in, &arm2, 0, NO_LIMIT, 100, false);
 	for (i = 0; i < CPUIDLE_STATE_MAX; i++)
 		m.bins[i].hits = 8;
 	teo_account(&in, &m, &w);
@@ -1020,7 +1029,7 @@ static void teo_test_history(struct kunit *test)
 	char miss[96] = "";
 	u64 now = 0;
 
-	teo_make_input(&in, c->row.table, 0, NO_LIMIT, p->hz, false);
+	teo_make_input(test, &in, c->row.table, 0, NO_LIMIT, p->hz, false);
 	if (c->start_intercepts_bin0)
 		m.bins[0].intercepts = SATURATED;
 
@@ -1491,7 +1500,7 @@ static void teo_test_util(struct kunit *test)
 		if (ph->noise_pct)
 			seeds = TEO_SEEDS;
 	}
-	teo_make_input(&in, c->row.table, 0, NO_LIMIT, p->hz, false);
+	teo_make_input(test, &in, c->row.table, 0, NO_LIMIT, p->hz, false);
 	for (seed = 1; seed <= seeds; seed++) {
 		teo_simulate(test, &in, c->phases, c->warmup, c->rounds, c->util,
 			     seed, on);
@@ -1607,16 +1616,15 @@ static void teo_test_guess(struct kunit *test)
 		container_of(p->row, struct teo_guess_case, row);
 	struct teo_metrics m = {
 		.artificial = c->artificial,
-		.last_early = true,
-		.run = 6,
+		.context = TEO_CONTEXT(true, 6),
 		.early_bin = 0,
 		.early_ns = US(c->early_us),
 	};
 	struct teo_decision d, off;
 	struct teo_input in;
 
-	teo_make_input(&in, c->row.table, 0, NO_LIMIT, p->hz, c->tick_stopped);
-	m.patterns[1][6] = (struct teo_pattern) {
+	teo_make_input(test, &in, c->row.table, 0, NO_LIMIT, p->hz, c->tick_stopped);
+	m.patterns[TEO_CONTEXT(true, 6)] = (struct teo_pattern) {
 		.early = c->early, .seen = c->seen,
 	};
 	m.bins[2].hits = TEO_PULSE;
@@ -1660,13 +1668,13 @@ static void teo_test_util_cost_bound(struct kunit *test)
 		bool stopped = i & 1;
 		u8 seen = 1 + prandom_u32_state(&rnd) % (TEO_PATTERN_WINDOW - 1);
 
-		teo_make_input(&in, &x86, 0, NO_LIMIT, 1000, stopped);
+		teo_make_input(test, &in, &x86, 0, NO_LIMIT, 1000, stopped);
 		memset(&m, 0, sizeof(m));
-		m.last_early = true;
-		m.run = 1 + prandom_u32_state(&rnd) % (TEO_RUN_MAX - 1);
+		m.context = TEO_CONTEXT(true, 1 + prandom_u32_state(&rnd) %
+						   (TEO_RUN_MAX - 1));
 		m.early_bin = 1;
 		m.early_ns = US(5 + prandom_u32_state(&rnd) % 300);
-		m.patterns[1][m.run] = (struct teo_pattern) {
+		m.patterns[m.context] = (struct teo_pattern) {
 			.seen = seen,
 			.early = seen - prandom_u32_state(&rnd) % (seen / 8 + 1),
 		};
@@ -1717,23 +1725,21 @@ static void teo_test_patterns(struct kunit *test)
 	struct teo_input in;
 	int i;
 
-	teo_make_input(&in, &arm3, 0, NO_LIMIT, 250, false);
+	teo_make_input(test, &in, &arm3, 0, NO_LIMIT, 250, false);
 	teo_account(&in, &m, &timer);
 	teo_account(&in, &m, &timer);
-	KUNIT_EXPECT_FALSE(test, m.last_early);
-	KUNIT_EXPECT_EQ(test, m.run, 2);
-	KUNIT_EXPECT_EQ(test, m.patterns[0][1].seen, 1);
+	KUNIT_EXPECT_EQ(test, m.context, TEO_CONTEXT(false, 2));
+	KUNIT_EXPECT_EQ(test, m.patterns[TEO_CONTEXT(false, 1)].seen, 1);
 
 	teo_account(&in, &m, &tick);
-	KUNIT_EXPECT_EQ(test, m.run, 2);
-	KUNIT_EXPECT_EQ(test, m.patterns[0][2].seen, 0);
+	KUNIT_EXPECT_EQ(test, m.context, TEO_CONTEXT(false, 2));
+	KUNIT_EXPECT_EQ(test, m.patterns[TEO_CONTEXT(false, 2)].seen, 0);
 
 	teo_account(&in, &m, &early);
-	KUNIT_EXPECT_TRUE(test, m.last_early);
-	KUNIT_EXPECT_EQ(test, m.run, 1);
+	KUNIT_EXPECT_EQ(test, m.context, TEO_CONTEXT(true, 1));
 	KUNIT_EXPECT_EQ(test, m.early_bin, 0);
-	KUNIT_EXPECT_EQ(test, m.patterns[0][2].early, 1);
-	KUNIT_EXPECT_EQ(test, m.patterns[0][2].seen, 1);
+	KUNIT_EXPECT_EQ(test, m.patterns[TEO_CONTEXT(false, 2)].early, 1);
+	KUNIT_EXPECT_EQ(test, m.patterns[TEO_CONTEXT(false, 2)].seen, 1);
 	KUNIT_EXPECT_GT(test, m.early_ns, 0);
 	KUNIT_EXPECT_LT(test, m.early_ns, US(80));
 
@@ -1742,15 +1748,14 @@ static void teo_test_patterns(struct kunit *test)
 	/* The mean early duration has caught up with 80 us less its share. */
 	KUNIT_EXPECT_GT(test, m.early_ns, US(70));
 	KUNIT_EXPECT_LE(test, m.early_ns, US(80));
-	KUNIT_EXPECT_EQ(test, m.run, TEO_RUN_MAX - 1);
-	KUNIT_EXPECT_EQ(test, m.patterns[1][TEO_RUN_MAX - 1].seen, TEO_RUN_MAX + 2);
+	KUNIT_EXPECT_EQ(test, m.context, TEO_CONTEXT(true, TEO_RUN_MAX - 1));
+	KUNIT_EXPECT_EQ(test, m.patterns[m.context].seen, TEO_RUN_MAX + 2);
 
 	for (i = 0; i < TEO_PATTERN_WINDOW; i++)
 		teo_account(&in, &m, &early);
-	KUNIT_EXPECT_LT(test, m.patterns[1][TEO_RUN_MAX - 1].seen,
-			TEO_PATTERN_WINDOW);
-	KUNIT_EXPECT_EQ(test, m.patterns[1][TEO_RUN_MAX - 1].early,
-			m.patterns[1][TEO_RUN_MAX - 1].seen);
+	KUNIT_EXPECT_LT(test, m.patterns[m.context].seen, TEO_PATTERN_WINDOW);
+	KUNIT_EXPECT_EQ(test, m.patterns[m.context].early,
+			m.patterns[m.context].seen);
 }
 
 /*
@@ -1770,15 +1775,14 @@ static void teo_test_util_never_polls(struct kunit *test)
 	struct teo_input in;
 	int i;
 
-	teo_make_input(&in, &x86, 0, NO_LIMIT, 1000, false);
+	teo_make_input(test, &in, &x86, 0, NO_LIMIT, 1000, false);
 	m.bins[3].hits = SATURATED;
 	m.bins[0].intercepts = TEO_PULSE;
 	m.events = m.bins[3].hits + m.bins[0].intercepts;
-	m.last_early = true;
-	m.run = 1;
+	m.context = TEO_CONTEXT(true, 1);
 	m.early_bin = 0;
 	m.early_ns = US(5);
-	m.patterns[1][1] = (struct teo_pattern) { .early = 32, .seen = 32 };
+	m.patterns[m.context] = (struct teo_pattern) { .early = 32, .seen = 32 };
 	for (i = 0; i < ARRAY_SIZE(rows); i++) {
 		in.utilized = teo_util_above(rows[i].util);
 		m.artificial = rows[i].artificial;

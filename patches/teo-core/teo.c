@@ -87,7 +87,6 @@
 
 #include <kunit/static_stub.h>
 #include <kunit/visibility.h>
-#include <linux/bits.h>
 #include <linux/cpuidle.h>
 #include <linux/kernel.h>
 #include <linux/percpu.h>
@@ -121,7 +120,7 @@ static s64 teo_residency(const struct teo_input *in, int i)
 
 static bool teo_enabled(const struct teo_input *in, int i)
 {
-	return !(in->disabled & BIT(i));
+	return !in->usage[i].disable;
 }
 
 /*
@@ -478,15 +477,9 @@ EXPORT_SYMBOL_IF_KUNIT(teo_sleep_length);
 static void teo_gather(struct cpuidle_driver *drv, struct cpuidle_device *dev,
 		       struct teo_input *in)
 {
-	int i;
-
 	in->states = drv->states;
 	in->state_count = drv->state_count;
-	in->disabled = 0;
-	for (i = 0; i < drv->state_count; i++) {
-		if (dev->states_usage[i].disable)
-			in->disabled |= BIT(i);
-	}
+	in->usage = dev->states_usage;
 	in->latency_req_ns = cpuidle_governor_latency_req(dev->cpu);
 	in->tick_period_ns = TICK_NSEC;
 	in->tick_stopped = teo_tick_stopped();

@@ -55,7 +55,8 @@ struct teo_metrics {
  * struct teo_input - Everything a selection depends on besides the metrics.
  * @states: The driver's state table, shallowest first.
  * @state_count: Number of entries in @states.
- * @disabled: Bit i set if state i is disabled for this CPU.
+ * @usage: The CPU's usage record of each state; only .disable is read
+ *	(state i is disabled if it is not zero).
  * @latency_req_ns: Exit latency limit for this CPU (global and per-CPU QoS).
  * @tick_period_ns: Length of the scheduler tick period (TICK_NSEC).
  * @tick_stopped: The tick is already stopped on this CPU.
@@ -63,7 +64,7 @@ struct teo_metrics {
 struct teo_input {
 	const struct cpuidle_state *states;
 	int state_count;
-	u32 disabled;
+	const struct cpuidle_state_usage *usage;
 	s64 latency_req_ns;
 	s64 tick_period_ns;
 	bool tick_stopped;

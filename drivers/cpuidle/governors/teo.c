@@ -198,7 +198,6 @@
 
 #include <kunit/static_stub.h>
 #include <kunit/visibility.h>
-#include <linux/bits.h>
 #include <linux/cpuidle.h>
 #include <linux/kernel.h>
 #include <linux/percpu.h>
@@ -234,7 +233,7 @@ static s64 teo_residency(const struct teo_input *in, int i)
 
 static bool teo_enabled(const struct teo_input *in, int i)
 {
-	return !(in->disabled & BIT(i));
+	return !in->usage[i].disable;
 }
 
 static bool teo_polls(const struct teo_input *in, int i)
@@ -301,7 +300,7 @@ static bool teo_pattern_overrules(const struct teo_input *in,
 				  const struct teo_metrics *m, int cand,
 				  bool shallower)
 {
-	const struct teo_pattern *p = &m->patterns[m->last_early][m->run];
+	const struct teo_pattern *p = &m->patterns[m->context];
 	s64 k = p->early, n = p->seen, a, b, saved;
 
 	if (!IS_ENABLED(CONFIG_SMP) || m->artificial || !n)
@@ -359,20 +358,18 @@ static int teo_burst_choice(const struct teo_input *in,
  */
 static int teo_scan(const struct teo_input *in, struct teo_decision *d)
 {
-	int i, cand = -1, first_enabled = -1;
+	int i, cand;
 
-	d->first_idx = -1;
-	for (i = 0; i < in->state_count; i++) {
-		if (first_enabled < 0 && teo_enabled(in, i))
-			first_enabled = i;
-		if (!teo_usable(in, i))
-			continue;
-		if (cand < 0)
-			d->first_idx = i;
-		cand = i;
+	/* From both ends: the states sought are nearly always the first tried. */
+	for (cand = in->state_count - 1; cand >= 0; cand--) {
+		if (teo_usable(in, cand))
+			break;
 	}
-	if (cand < 0)
-		d->first_idx = max(first_enabled, 0);
+	for (i = 0; i < in->state_count; i++) {
+		if (cand >= 0 ? teo_usable(in, i) : teo_enabled(in, i))
+			break;
+	}
+	d->first_idx = i < in->state_count ? i : 0;
 	return cand;
 }
 
@@ -613,7 +610,8 @@ static s64 teo_measured(const struct teo_wakeup *w)
  */
 static void teo_learn(struct teo_metrics *m, bool early, int bin, s64 idle_ns)
 {
-	struct teo_pattern *p = &m->patterns[m->last_early][m->run];
+	struct teo_pattern *p = &m->patterns[m->context];
+	unsigned int run = m->context % TEO_RUN_MAX;
 
 	if (!IS_ENABLED(CONFIG_SMP))
 		return;
@@ -622,11 +620,10 @@ static void teo_learn(struct teo_metrics *m, bool early, int bin, s64 idle_ns)
 		p->early /= 2;
 		p->seen /= 2;
 	}
-	if (early != m->last_early)
-		m->run = 0;
-	if (m->run < TEO_RUN_MAX - 1)
-		m->run++;
-	m->last_early = early;
+	/* A run of the other kind starts, or this one grows (to a limit). */
+	if (early != m->context / TEO_RUN_MAX)
+		run = 0;
+	m->context = TEO_CONTEXT(early, min(run + 1, TEO_RUN_MAX - 1U));
 	if (early) {
 		m->early_bin = bin;
 		m->early_ns += (idle_ns >> TEO_DECAY_SHIFT) -
@@ -759,15 +756,9 @@ EXPORT_SYMBOL_IF_KUNIT(teo_cpu_utilized);
 static void teo_gather(struct cpuidle_driver *drv, struct cpuidle_device *dev,
 		       struct teo_input *in)
 {
-	int i;
-
 	in->states = drv->states;
 	in->state_count = drv->state_count;
-	in->disabled = 0;
-	for (i = 0; i < drv->state_count; i++) {
-		if (dev->states_usage[i].disable)
-			in->disabled |= BIT(i);
-	}
+	in->usage = dev->states_usage;
 	in->latency_req_ns = cpuidle_governor_latency_req(dev->cpu);
 	in->tick_period_ns = TICK_NSEC;
 	in->tick_stopped = teo_tick_stopped();

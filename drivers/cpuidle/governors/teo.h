@@ -40,6 +40,8 @@ struct teo_bin {
 
 /* Runs of up to TEO_RUN_MAX - 1 alike wakeups are told apart. */
 #define TEO_RUN_MAX		32
+/* The pattern after a run of @run wakeups, early ones if @early. */
+#define TEO_CONTEXT(early, run)	((early) * TEO_RUN_MAX + (run))
 /* A pattern's counts are halved when it has been seen this many times. */
 #define TEO_PATTERN_WINDOW	64
 /*
@@ -72,10 +74,11 @@ struct teo_pattern {
  * @early_ns: Decaying mean idle duration of the early wakeups (those that
  *	ended in a bin below the sleep length's).
  * @early_bin: The bin the last early wakeup ended in.
- * @last_early: The last wakeup that was not artificial was early.
- * @run: How many wakeups in a row, up to and including that one, were of
- *	its kind (early or not), up to %TEO_RUN_MAX - 1.
- * @patterns: For each kind of last wakeup and each @run, what followed
+ * @context: TEO_CONTEXT() of the kind of the last wakeup that was not
+ *	artificial (early or not) and of how many wakeups in a row, up to and
+ *	including that one, were of its kind (up to %TEO_RUN_MAX - 1): the
+ *	pattern the next one counts in.
+ * @patterns: By @context, what followed each kind and length of run
  *	(artificial wakeups are left out).
  */
 struct teo_metrics {
@@ -86,16 +89,16 @@ struct teo_metrics {
 	s64 outlived_ns;
 	s64 early_ns;
 	int early_bin;
-	bool last_early;
-	u8 run;
-	struct teo_pattern patterns[2][TEO_RUN_MAX];
+	u8 context;
+	struct teo_pattern patterns[2 * TEO_RUN_MAX];
 };
 
 /**
  * struct teo_input - Everything a selection depends on besides the metrics.
  * @states: The driver's state table, shallowest first.
  * @state_count: Number of entries in @states.
- * @disabled: Bit i set if state i is disabled for this CPU.
+ * @usage: The CPU's usage record of each state; only .disable is read
+ *	(state i is disabled if it is not zero).
  * @latency_req_ns: Exit latency limit for this CPU (global and per-CPU QoS).
  * @tick_period_ns: Length of the scheduler tick period (TICK_NSEC).
  * @tick_stopped: The tick is already stopped on this CPU.
@@ -107,7 +110,7 @@ struct teo_metrics {
 struct teo_input {
 	const struct cpuidle_state *states;
 	int state_count;
-	u32 disabled;
+	const struct cpuidle_state_usage *usage;
 	s64 latency_req_ns;
 	s64 tick_period_ns;
 	bool tick_stopped;
