@@ -1327,7 +1327,7 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		for (i = 0; i < drv->state_count; i++)
 			total += r.residency_ns[i];
 		total = max(total, 1.0);
-		printf(csv ? "%s,%" PRIu64 ",%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.3f,%.2f,%.0f,%.2f" :
+		printf(csv ? "%s,%" PRIu64 ",%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.3f,%.2f,%.1f,%.2f" :
 		       "%-11s %7" PRIu64 " %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %7.1f %7.1f %9.3f %+6.1f %5.0f %5.1f ",
 		       names[n], r.wakeups, 100 * r.above / w, 100 * r.below / w,
 		       100 * r.oracle_hits / w, 100 * r.tick_stopped / w,
