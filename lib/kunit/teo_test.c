@@ -1759,6 +1759,88 @@ static void teo_test_patterns(struct kunit *test)
 }
 
 /*
+ * An interrupt is early whether or not the timer was near (here in the
+ * shallowest bin, where nothing lies below the sleep length's bin); the timer
+ * is not, and neither is an interrupt in the deepest bin.
+ */
+static void teo_test_patterns_near_timer(struct kunit *test)
+{
+	struct teo_wakeup irq = {
+		.sleep_length_ns = US(500), .residency_ns = US(80),
+		.exit_latency_ns = US(1),
+	};
+	struct teo_wakeup timer = {
+		.sleep_length_ns = US(500), .residency_ns = US(501),
+		.exit_latency_ns = US(2),
+	};
+	struct teo_wakeup deep_irq = {
+		.sleep_length_ns = MS(30), .residency_ns = MS(10),
+		.exit_latency_ns = US(500),
+	};
+	struct teo_metrics m = {};
+	struct teo_input in;
+
+	teo_make_input(test, &in, &arm3, 0, NO_LIMIT, 250, false);
+	teo_account(&in, &m, &irq);
+	KUNIT_EXPECT_EQ(test, m.context, TEO_CONTEXT(true, 1));
+	KUNIT_EXPECT_EQ(test, m.patterns[TEO_CONTEXT(false, 0)].early, 1);
+	KUNIT_EXPECT_EQ(test, m.early_bin, 0);
+
+	teo_account(&in, &m, &timer);
+	KUNIT_EXPECT_EQ(test, m.context, TEO_CONTEXT(false, 1));
+	KUNIT_EXPECT_EQ(test, m.patterns[TEO_CONTEXT(true, 1)].early, 0);
+	KUNIT_EXPECT_EQ(test, m.patterns[TEO_CONTEXT(true, 1)].seen, 1);
+
+	teo_account(&in, &m, &deep_irq);
+	KUNIT_EXPECT_EQ(test, m.bins[2].intercepts, TEO_PULSE);
+	KUNIT_EXPECT_EQ(test, m.context, TEO_CONTEXT(false, 2));
+	KUNIT_EXPECT_EQ(test, m.early_bin, 0);
+}
+
+/*
+ * Seeded random histories on the Arm table with two equal target
+ * residencies (2.58 ms): every idle period ends after 50-150 us, with the
+ * sleep length near (2 ms, the shallowest bin) four times in five and far
+ * (3 ms) otherwise.  The metrics pick WFI; had the interrupts before a near
+ * timer counted as not early, the patterns would say "timer", and
+ * utilization would keep the deepest state for the far ones, every one of
+ * them too deep.
+ */
+static void teo_test_util_near_timers(struct kunit *test)
+{
+	struct teo_decision d, off;
+	struct teo_metrics m;
+	struct teo_input in;
+	struct rnd_state rnd;
+	u64 seed;
+	int i;
+
+	teo_make_input(test, &in, &armeq, 0, NO_LIMIT, 100, false);
+	for (seed = 1; seed <= TEO_SEEDS; seed++) {
+		memset(&m, 0, sizeof(m));
+		prandom_seed_state(&rnd, seed);
+		for (i = 0; i < 400; i++) {
+			bool far = prandom_u32_state(&rnd) % 5 == 0;
+			struct teo_wakeup w = {
+				.sleep_length_ns = far ? MS(3) : MS(2),
+				.residency_ns = US(50 + prandom_u32_state(&rnd) % 100),
+				.exit_latency_ns = US(1),
+			};
+
+			teo_account(&in, &m, &w);
+			in.utilized = false;
+			teo_decide(&in, &m, MS(3), MS(3), &off);
+			in.utilized = true;
+			teo_decide(&in, &m, MS(3), MS(3), &d);
+			teo_check_invariants(test, &in, &d, "near timers");
+			KUNIT_EXPECT_LE_MSG(test, d.idx, off.idx,
+					    "seed %llu, wakeup %d: state %d on, %d off",
+					    seed, i, d.idx, off.idx);
+		}
+	}
+}
+
+/*
  * The last wakeup came in the polling state's bin on a utilized x86 CPU
  * whose metrics still say "timers": utilization may move it to C1, never to
  * the polling state; not utilized, or after a tick wakeup, nothing moves.
@@ -2097,6 +2179,8 @@ static struct kunit_case teo_test_cases[] = {
 	KUNIT_CASE(teo_test_util_never_polls),
 	KUNIT_CASE_PARAM(teo_test_guess, teo_guess_gen_params),
 	KUNIT_CASE(teo_test_patterns),
+	KUNIT_CASE(teo_test_patterns_near_timer),
+	KUNIT_CASE(teo_test_util_near_timers),
 	KUNIT_CASE(teo_test_util_cost_bound),
 	KUNIT_CASE(teo_test_glue_got_tick),
 	KUNIT_CASE(teo_test_glue_util_asked),

@@ -125,14 +125,17 @@
  * the next vsync timer shows three intercepts in four wakeups, so step 2
  * keeps every idle period shallow, the vsync one too.
  *
- * Wakeup patterns capture the rhythm.  A wakeup is *early* here if it ended
- * in a bin below the sleep length's (a shallower state would have been
- * right).  The governor keeps the length of the current *run* (wakeups in a
- * row that all were early, or all were not; artificial wakeups are left
- * out), the decaying mean duration t of the early wakeups and, for each kind
- * and length of run up to 31, how many of the n wakeups that followed such
- * a run were early, k (both halved when n reaches 64, so old habits fade;
- * the counts fit a byte).
+ * Wakeup patterns capture the rhythm.  A wakeup is *early* here if it was an
+ * intercept that ended below the deepest bin: an interrupt that would have
+ * come as soon had the next timer been far, and a shallower state would then
+ * have been right.  (Judged by the sleep length's bin instead, an interrupt
+ * before a near timer would count as not early, and a CPU whose interrupts
+ * come whatever its timers do would be told "timer".)  The governor keeps the
+ * length of the current *run* (wakeups in a row that all were early, or all
+ * were not; artificial wakeups are left out), the decaying mean duration t of
+ * the early wakeups and, for each kind and length of run up to 31, how many
+ * of the n wakeups that followed such a run were early, k (both halved when n
+ * reaches 64, so old habits fade; the counts fit a byte).
  *
  * The rule weighs what the pattern has seen in energy.  The target
  * residency of the candidate C is, by its definition, the idle time from
@@ -603,10 +606,11 @@ static s64 teo_measured(const struct teo_wakeup *w)
 }
 
 /*
- * A wakeup that was not artificial (@early: it ended in @bin, below the
- * sleep length's bin, after @idle_ns) counts in the pattern of the run
- * before it, and extends that run or starts a new one.  Only utilization
- * awareness reads the patterns, so they are left alone without CONFIG_SMP.
+ * A wakeup that was not artificial (@early: an intercept that ended in
+ * @bin, below the deepest bin, after @idle_ns) counts in the pattern of the
+ * run before it, and extends that run or starts a new one.  Only
+ * utilization awareness reads the patterns, so they are left alone without
+ * CONFIG_SMP.
  */
 static void teo_learn(struct teo_metrics *m, bool early, int bin, s64 idle_ns)
 {
@@ -687,7 +691,8 @@ VISIBLE_IF_KUNIT void teo_account(const struct teo_input *in,
 	else
 		m->bins[timer_bin].hits += TEO_PULSE;
 	if (!w->artificial)
-		teo_learn(m, idle_bin < timer_bin, idle_bin, idle_ns);
+		teo_learn(m, early && idle_bin < in->state_count - 1, idle_bin,
+			  idle_ns);
 }
 EXPORT_SYMBOL_IF_KUNIT(teo_account);
 

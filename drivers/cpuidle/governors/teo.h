@@ -52,8 +52,8 @@ struct teo_bin {
 
 /**
  * struct teo_pattern - What followed one kind of run of wakeups.
- * @early: How many of the wakeups that followed it came early (in a bin
- *	below the sleep length's).
+ * @early: How many of the wakeups that followed it came early (intercepts
+ *	below the deepest bin).
  * @seen: How many wakeups followed it.
  */
 struct teo_pattern {
@@ -71,8 +71,8 @@ struct teo_pattern {
  * @outlived_ns: Idle time since the last wakeup that was not artificial:
  *	what the CPU has waited through when the tick or a polling limit
  *	woke it.
- * @early_ns: Decaying mean idle duration of the early wakeups (those that
- *	ended in a bin below the sleep length's).
+ * @early_ns: Decaying mean idle duration of the early wakeups (intercepts
+ *	that ended below the deepest bin).
  * @early_bin: The bin the last early wakeup ended in.
  * @context: TEO_CONTEXT() of the kind of the last wakeup that was not
  *	artificial (early or not) and of how many wakeups in a row, up to and
