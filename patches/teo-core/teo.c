@@ -186,15 +186,16 @@ static int teo_scan(const struct teo_input *in, struct teo_decision *d)
 
 /*
  * The bin with the most intercepts among all but the last one, the deeper
- * of equals; -1 for a single-state table.
+ * of equals (-1 for a single-state table): @bin, the busiest of the bins
+ * below @from, or one of those from @from on.
  */
-static int teo_busiest_bin(const struct teo_input *in,
-			   const struct teo_metrics *m)
+static int teo_busiest(const struct teo_input *in, const struct teo_metrics *m,
+		       int from, int bin)
 {
-	unsigned int most = 0;
-	int i, bin = -1;
+	unsigned int most = bin >= 0 ? m->bins[bin].intercepts : 0;
+	int i;
 
-	for (i = 0; i + 1 < in->state_count; i++) {
+	for (i = from; i + 1 < in->state_count; i++) {
 		if (m->bins[i].intercepts >= most) {
 			most = m->bins[i].intercepts;
 			bin = i;
@@ -242,8 +243,8 @@ VISIBLE_IF_KUNIT void teo_decide_early(const struct teo_input *in,
 				       const struct teo_metrics *m,
 				       struct teo_decision *d)
 {
-	unsigned int early = 0, rest = m->events;
-	int i, cand = teo_scan(in, d);
+	unsigned int early = 0, rest = m->events, most = 0;
+	int i, busiest = -1, cand = teo_scan(in, d);
 
 	d->need_sleep_length = false;
 	d->stop_tick = false;
@@ -259,15 +260,21 @@ VISIBLE_IF_KUNIT void teo_decide_early(const struct teo_input *in,
 
 	/*
 	 * Step 2: the intercepts below the candidate against everything but
-	 * the hits below it.
+	 * the hits below it (and the busiest bin below it, on the way).
 	 */
 	for (i = 0; i < cand; i++) {
-		early += m->bins[i].intercepts;
+		unsigned int intercepts = m->bins[i].intercepts;
+
+		early += intercepts;
 		rest -= m->bins[i].hits;
+		if (intercepts >= most) {
+			most = intercepts;
+			busiest = i;
+		}
 	}
 	if (2 * early > rest)
 		d->idx = teo_intercept_walk(in, m, cand, d->first_idx, early,
-					    teo_busiest_bin(in, m));
+					    teo_busiest(in, m, cand, busiest));
 
 	/* Step 3. */
 	d->idx = min(d->idx, d->constraint_idx);

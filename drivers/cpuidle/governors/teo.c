@@ -378,15 +378,16 @@ static int teo_scan(const struct teo_input *in, struct teo_decision *d)
 
 /*
  * The bin with the most intercepts among all but the last one, the deeper
- * of equals; -1 for a single-state table.
+ * of equals (-1 for a single-state table): @bin, the busiest of the bins
+ * below @from, or one of those from @from on.
  */
-static int teo_busiest_bin(const struct teo_input *in,
-			   const struct teo_metrics *m)
+static int teo_busiest(const struct teo_input *in, const struct teo_metrics *m,
+		       int from, int bin)
 {
-	unsigned int most = 0;
-	int i, bin = -1;
+	unsigned int most = bin >= 0 ? m->bins[bin].intercepts : 0;
+	int i;
 
-	for (i = 0; i + 1 < in->state_count; i++) {
+	for (i = from; i + 1 < in->state_count; i++) {
 		if (m->bins[i].intercepts >= most) {
 			most = m->bins[i].intercepts;
 			bin = i;
@@ -475,8 +476,8 @@ VISIBLE_IF_KUNIT void teo_decide_early(const struct teo_input *in,
 				       const struct teo_metrics *m,
 				       struct teo_decision *d)
 {
-	unsigned int early = 0, rest = m->events;
-	int i, bin, cand = teo_scan(in, d);
+	unsigned int early = 0, rest = m->events, most = 0;
+	int i, bin, busiest = -1, cand = teo_scan(in, d);
 
 	d->need_sleep_length = false;
 	d->stop_tick = false;
@@ -496,15 +497,21 @@ VISIBLE_IF_KUNIT void teo_decide_early(const struct teo_input *in,
 
 	/*
 	 * Step 2: the intercepts below the candidate against everything but
-	 * the hits below it.
+	 * the hits below it (and the busiest bin below it, on the way).
 	 */
 	for (i = 0; i < cand; i++) {
-		early += m->bins[i].intercepts;
+		unsigned int intercepts = m->bins[i].intercepts;
+
+		early += intercepts;
 		rest -= m->bins[i].hits;
+		if (intercepts >= most) {
+			most = intercepts;
+			busiest = i;
+		}
 	}
 	if (2 * early > rest) {
 		i = teo_intercept_walk(in, m, cand, early,
-				       teo_busiest_bin(in, m), &bin);
+				       teo_busiest(in, m, cand, busiest), &bin);
 		/* Unless the CPU has already waited that long for nothing. */
 		if (!m->artificial || i == cand ||
 		    teo_polls(in, i) ||
@@ -614,8 +621,8 @@ static s64 teo_measured(const struct teo_wakeup *w)
  */
 static void teo_learn(struct teo_metrics *m, bool early, int bin, s64 idle_ns)
 {
-	struct teo_pattern *p = &m->patterns[m->context];
-	unsigned int run = m->context % TEO_RUN_MAX;
+	unsigned int context = m->context;
+	struct teo_pattern *p = &m->patterns[context];
 
 	if (!IS_ENABLED(CONFIG_SMP))
 		return;
@@ -625,9 +632,9 @@ static void teo_learn(struct teo_metrics *m, bool early, int bin, s64 idle_ns)
 		p->seen /= 2;
 	}
 	/* A run of the other kind starts, or this one grows (to a limit). */
-	if (early != m->context / TEO_RUN_MAX)
-		run = 0;
-	m->context = TEO_CONTEXT(early, min(run + 1, TEO_RUN_MAX - 1U));
+	if (early != context / TEO_RUN_MAX)
+		context = TEO_CONTEXT(early, 0);
+	m->context = context + (context % TEO_RUN_MAX < TEO_RUN_MAX - 1);
 	if (early) {
 		m->early_bin = bin;
 		m->early_ns += (idle_ns >> TEO_DECAY_SHIFT) -
