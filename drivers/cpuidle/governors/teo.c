@@ -108,9 +108,9 @@
  *    intercept's bin is not beyond one tick period: most early wakeups come
  *    within a tick, and the tick is insurance against one that does not come.
  *    If they come later, a kept tick would only cut short the very idle
- *    periods they end.  A state step 2a picked always keeps the tick.  When the tick
- *    stays, a state deeper than the time left until the next tick is replaced
- *    by the deepest usable shallower state that fits it.
+ *    periods they end.  A state step 2a picked always keeps the tick.
+ *    When the tick stays, a state deeper than the time left until the next
+ *    tick is replaced by the deepest usable shallower state that fits it.
  *
  * Utilization awareness
  * ---------------------
@@ -304,13 +304,13 @@ static bool teo_pattern_overrules(const struct teo_input *in,
 				  bool shallower)
 {
 	const struct teo_pattern *p = &m->patterns[m->context];
-	s64 k = p->early, n = p->seen, a, b, saved;
+	s64 k = p->early, n = p->seen, lead = n - 2 * k, a, b, saved;
 
 	if (!IS_ENABLED(CONFIG_SMP) || m->artificial || !n)
 		return false;
 	if (shallower) {
 		/* Step 2 acts on a majority of early wakeups: clearly none. */
-		if (2 * k >= n || (n - 2 * k) * (n - 2 * k) <= TEO_CONFIDENCE_Z2 * n)
+		if (lead <= 0 || lead * lead <= TEO_CONFIDENCE_Z2 * n)
 			return false;
 	} else if (!k || in->tick_stopped) {
 		return false;
@@ -528,7 +528,10 @@ VISIBLE_IF_KUNIT void teo_decide_early(const struct teo_input *in,
 	 */
 	if ((d->idx < cand || m->early_bin < cand) &&
 	    teo_pattern_overrules(in, m, cand, d->idx < cand)) {
-		d->util_idx = d->idx < cand ? cand : teo_burst_choice(in, m, cand);
+		if (d->idx < cand)
+			d->util_idx = cand;
+		else
+			d->util_idx = teo_burst_choice(in, m, cand);
 		d->util_matters = d->util_idx != d->idx;
 	}
 
