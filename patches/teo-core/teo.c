@@ -127,8 +127,12 @@ static bool teo_enabled(const struct teo_input *in, int i)
  * The deepest enabled state below @idx whose target residency fits in
  * @duration_ns or, if none does, the shallowest enabled state below @idx
  * (@idx itself if there is none).
+ *
+ * Like teo_tick_rule(), inlined: the selection calls both from more than
+ * one place, and a call would cost it about as much as the work.
  */
-static int teo_shallower(const struct teo_input *in, int idx, s64 duration_ns)
+static __always_inline int teo_shallower(const struct teo_input *in, int idx,
+					 s64 duration_ns)
 {
 	int i;
 
@@ -143,8 +147,9 @@ static int teo_shallower(const struct teo_input *in, int idx, s64 duration_ns)
 }
 
 /* Step 7: the tick decision, and a state that fits before a kept tick. */
-static void teo_tick_rule(const struct teo_input *in, s64 duration_ns,
-			  s64 delta_tick_ns, struct teo_decision *d)
+static __always_inline void teo_tick_rule(const struct teo_input *in,
+					  s64 duration_ns, s64 delta_tick_ns,
+					  struct teo_decision *d)
 {
 	int idx = d->idx;
 

@@ -254,8 +254,12 @@ static bool teo_usable(const struct teo_input *in, int i)
  * The deepest usable state below @idx whose target residency fits in
  * @duration_ns or, if none does, the shallowest usable state below @idx
  * (@idx itself if there is none).
+ *
+ * Like teo_tick_rule(), inlined: the selection calls both from more than
+ * one place, and a call would cost it about as much as the work.
  */
-static int teo_shallower(const struct teo_input *in, int idx, s64 duration_ns)
+static __always_inline int teo_shallower(const struct teo_input *in, int idx,
+					 s64 duration_ns)
 {
 	int i;
 
@@ -273,8 +277,9 @@ static int teo_shallower(const struct teo_input *in, int idx, s64 duration_ns)
  * Step 7: the tick is stopped, unless the state polls, if it is already or
  * if @stop; a kept tick needs a state that fits before it.
  */
-static void teo_tick_rule(const struct teo_input *in, bool stop,
-			  s64 delta_tick_ns, struct teo_decision *d)
+static __always_inline void teo_tick_rule(const struct teo_input *in, bool stop,
+					  s64 delta_tick_ns,
+					  struct teo_decision *d)
 {
 	int idx = d->idx;
 	bool polls = teo_polls(in, idx);

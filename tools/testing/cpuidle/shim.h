@@ -37,6 +37,7 @@ typedef s64 ktime_t;
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #define __init
+#define __always_inline	inline __attribute__((__always_inline__))
 #define __cpuidle
 #define BIT(n)		(1UL << (n))
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
