@@ -323,10 +323,11 @@ static bool teo_pattern_overrules(const struct teo_input *in,
 	a = clamp_t(s64, in->tick_period_ns >> TEO_COST_SHIFT, 1, TEO_COST_MAX);
 	b = clamp_t(s64, (teo_residency(in, cand) - m->early_ns) >>
 			 TEO_COST_SHIFT, 0, TEO_COST_MAX);
-	saved = k * b - (n - k) * a;
-	if (saved * saved <= TEO_CONFIDENCE_Z2 * n * a * b)
+	/* That is k * b - (n - k) * a; its sign settles most cases. */
+	saved = k * (a + b) - n * a;
+	if (shallower ? saved >= 0 : saved <= 0)
 		return false;
-	return shallower ? saved < 0 : saved > 0;
+	return saved * saved > TEO_CONFIDENCE_Z2 * n * a * b;
 }
 
 /* A state utilization may pick: usable, and not polling. */
@@ -453,8 +454,9 @@ static bool teo_query_needed(const struct teo_input *in,
  * bound is at most one tick period); the candidate kept against step 2's
  * intercepts has no early wakeup to wait for.
  */
-static void teo_use_util(const struct teo_input *in,
-			 const struct teo_metrics *m, struct teo_decision *d)
+static __always_inline void teo_use_util(const struct teo_input *in,
+					 const struct teo_metrics *m,
+					 struct teo_decision *d)
 {
 	if (d->util_idx < d->idx)
 		d->intercept_bound_ns = min(teo_residency(in, m->early_bin + 1),
@@ -629,16 +631,16 @@ static s64 teo_measured(const struct teo_wakeup *w)
  */
 static void teo_learn(struct teo_metrics *m, bool early, int bin, s64 idle_ns)
 {
-	unsigned int context = m->context;
+	unsigned int context = m->context, seen, halve;
 	struct teo_pattern *p = &m->patterns[context];
 
 	if (!IS_ENABLED(CONFIG_SMP))
 		return;
-	p->early += early;
-	if (++p->seen >= TEO_PATTERN_WINDOW) {
-		p->early /= 2;
-		p->seen /= 2;
-	}
+	/* Halved when the window is full, with no branch to mispredict. */
+	seen = p->seen + 1;
+	halve = seen >= TEO_PATTERN_WINDOW;
+	p->early = (p->early + early) >> halve;
+	p->seen = seen >> halve;
 	/* A run of the other kind starts, or this one grows (to a limit). */
 	if (early != context / TEO_RUN_MAX)
 		context = TEO_CONTEXT(early, 0);
