@@ -12,6 +12,8 @@
 #   make kunit ARCH=x86_64  the KUnit suite on one architecture (or arm64)
 #   make lint               checkpatch, W=1 + sparse, kernel-doc, i386
 #   make tree               make the patched tree and print its path
+#   make series             the series as git format-patch files with a cover
+#                           letter, signed off with your git config identity
 #   make harness            build the replay harness, run its self-tests
 #   make bench              compare the governors on every workload and table
 #   make bench-readme       the same, and refresh the harness README's figures
@@ -19,7 +21,7 @@
 
 SCRIPTS := scripts/teo
 
-.PHONY: all check run kunit lint tree harness bench bench-readme cost deps help
+.PHONY: all check run kunit lint tree series harness bench bench-readme cost deps help
 
 all: help
 
@@ -40,6 +42,9 @@ lint: deps
 
 tree: deps
 	@$(SCRIPTS)/tree
+
+series: deps
+	@$(SCRIPTS)/series
 
 harness: deps
 	@$(SCRIPTS)/harness
