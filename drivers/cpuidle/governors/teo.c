@@ -185,11 +185,11 @@
  *   in every pattern alike: below the break-even odds the rule acts on
  *   them only by chance, in about 2% of the decisions (the one-sided odds
  *   of two standard errors), and above those odds S does save energy.
- *
- * Structure
- * ---------
- *
- * teo_decide_early() (steps 1-4), teo_decide_late() (steps 5-7) and
+ */
+
+/*
+ * Structure (for developers; the DOC block above is what the admin guide
+ * shows): teo_decide_early() (steps 1-4), teo_decide_late() (steps 5-7) and
  * teo_account() (the update after wakeup) are pure functions of explicit
  * inputs: the state table, the disabled states, the latency limit, the tick
  * period and state, whether the CPU is utilized, the metrics and, when
