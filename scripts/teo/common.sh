@@ -34,6 +34,31 @@ die()
 	exit 1
 }
 
+# pass_fail SUITE NAME STATUS [LOG]: count one check of a suite (in
+# $passed and $failed) and print "SUITE: PASS NAME", or "SUITE: FAIL NAME"
+# and the tail of LOG if there is one.
+passed=0
+failed=0
+pass_fail()
+{
+	if [ "$3" -eq 0 ]; then
+		echo "$1: PASS $2"
+		passed=$((passed + 1))
+	else
+		echo "$1: FAIL $2${4:+ (log: $4)}"
+		[ -z "${4:-}" ] || sed 's/^/    /' "$4" | tail -n 40
+		failed=$((failed + 1))
+	fi
+}
+
+# suite_total SUITE: the last line of a suite, which scripts/teo/check
+# reads; fails if any check did.
+suite_total()
+{
+	echo "$1: $passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+}
+
 # say MESSAGE...: progress on stderr, so stdout stays machine-readable.
 say()
 {
