@@ -126,6 +126,22 @@ harness_make()
 		"${args[@]}" OUT="$TEO_CACHE/build/harness" "$@"
 }
 
+# seeded_traces DIR WORKLOAD...: each WORKLOAD of the harness's
+# workloads.py into DIR/WORKLOAD.trace, as scripts/teo/bench makes it (seed
+# 1, TEO_BENCH_PERIODS idle periods, default 4000).
+seeded_traces()
+{
+	local dir=$1 wl
+
+	shift
+	mkdir -p "$dir"
+	for wl in "$@"; do
+		python3 "$TEO_ROOT/tools/testing/cpuidle/workloads.py" "$wl" --seed 1 \
+			--periods "${TEO_BENCH_PERIODS:-4000}" >"$dir/$wl.trace" ||
+			die "workloads.py $wl failed"
+	done
+}
+
 # cross_prefix ARCH: the CROSS_COMPILE prefix for ARCH on this host.
 cross_prefix()
 {
