@@ -185,6 +185,40 @@
  *   in every pattern alike: below the break-even odds the rule acts on
  *   them only by chance, in about 2% of the decisions (the one-sided odds
  *   of two standard errors), and above those odds S does save energy.
+ *
+ * Tracing
+ * -------
+ *
+ * Two trace events, in the ``teo`` group, show why the governor picked each
+ * state, for example with ``trace-cmd record -e teo -e power:cpu_idle``
+ * (times are in nanoseconds; -1 stands for a time that was not asked for).
+ *
+ * ``teo_select``, at every selection, gives the CPU, the candidate
+ * (``cand``: the deepest usable state, -1 if none is), the state picked
+ * (``state``) and the reason for it, the sleep length and the time left
+ * until the next tick (when the sleep length was asked for), the latency
+ * limit, whether the tick was stopped before (``tick_stopped``) and may be
+ * stopped now (``stop_tick``), and whether the CPU was found utilized
+ * (asked for only when it would change the choice).  The reason is that
+ * of the last step that changed the state:
+ *
+ * - ``timer``: nothing predicted a wakeup before the next timer, so the
+ *   candidate stands or, with the sleep length, the deepest state that fits
+ *   it is picked (steps 5 and 6);
+ * - ``latency``: the candidate stands, and the latency limit left out a
+ *   deeper enabled state;
+ * - ``intercepts``: step 2 picked a shallower state;
+ * - ``util``: step 2a, on a utilized CPU;
+ * - ``tick``: the deepest state that fits before the kept tick (step 7);
+ * - ``single``: at most one state is usable (step 1).
+ *
+ * ``teo_update``, when the next selection counts the last wakeup, gives the
+ * CPU, the state that was entered, the idle time the cpuidle core measured
+ * (``residency``), the sleep length found when that state was picked, the
+ * idle duration the governor took the wakeup for (``idle``: the measured
+ * one up to the sleep length, the sleep length for an artificial wakeup),
+ * the bin it was counted in and how (``hit``, ``intercept`` or
+ * ``artificial``).
  */
 
 /*
@@ -195,8 +229,9 @@
  * period and state, whether the CPU is utilized, the metrics and, when
  * asked for, the sleep length.  The cpuidle callbacks gather those inputs
  * and call them (asking for utilization only when the decision without it
- * says that it would change the decision), and the KUnit suite and the
- * userspace replay harness call the very same functions.
+ * says that it would change the decision) and emit the trace events of
+ * teo_trace.h; the KUnit suite and the userspace replay harness call the
+ * very same functions.
  */
 
 #include <kunit/static_stub.h>
@@ -210,6 +245,9 @@
 
 #include "gov.h"
 #include "teo.h"
+
+#define CREATE_TRACE_POINTS
+#include "teo_trace.h"
 
 /* Below this exit latency limit, step 4 needs no sleep length. */
 #define TEO_LATENCY_THRESHOLD_NS	(RESIDENCY_THRESHOLD_NS / 2)
@@ -289,8 +327,11 @@ static __always_inline void teo_tick_rule(const struct teo_input *in, bool stop,
 	if (in->tick_stopped || (stop && !polls))
 		return;
 
-	if (idx > d->first_idx && teo_residency(in, idx) > delta_tick_ns)
+	/* There is a usable state below: the first one is. */
+	if (idx > d->first_idx && teo_residency(in, idx) > delta_tick_ns) {
 		d->idx = teo_shallower(in, idx, delta_tick_ns);
+		d->reason = TEO_REASON_TICK;
+	}
 	d->stop_tick = false;
 }
 
@@ -363,16 +404,20 @@ static int teo_burst_choice(const struct teo_input *in,
 /*
  * The candidate (the deepest usable state) and the shallowest usable state
  * into @d; if no state is usable, -1 for the candidate and the shallowest
- * enabled state (or 0) for the shallowest.
+ * enabled state (or 0) for the shallowest.  The reason for the candidate is
+ * the latency limit if it left out a deeper enabled state.
  */
 static int teo_scan(const struct teo_input *in, struct teo_decision *d)
 {
 	int i, cand;
 
 	/* From both ends: the states sought are nearly always the first tried. */
+	d->reason = TEO_REASON_TIMER;
 	for (cand = in->state_count - 1; cand >= 0; cand--) {
 		if (teo_usable(in, cand))
 			break;
+		if (teo_enabled(in, cand))
+			d->reason = TEO_REASON_LATENCY;
 	}
 	for (i = 0; i < in->state_count; i++) {
 		if (cand >= 0 ? teo_usable(in, i) : teo_enabled(in, i))
@@ -464,6 +509,7 @@ static __always_inline void teo_use_util(const struct teo_input *in,
 	else
 		d->intercept_bound_ns = KTIME_MAX;
 	d->idx = d->util_idx;
+	d->reason = TEO_REASON_UTIL;
 	d->utilized = true;
 	d->need_sleep_length = teo_query_needed(in, m, d->idx);
 }
@@ -486,6 +532,7 @@ VISIBLE_IF_KUNIT void teo_decide_early(const struct teo_input *in,
 	unsigned int early = 0, rest = m->events, most = 0;
 	int i, bin, busiest = -1, cand = teo_scan(in, d);
 
+	d->cand = cand;
 	d->need_sleep_length = false;
 	d->stop_tick = false;
 	d->intercept_bound_ns = KTIME_MAX;
@@ -495,6 +542,7 @@ VISIBLE_IF_KUNIT void teo_decide_early(const struct teo_input *in,
 	/* Step 1. */
 	d->idx = cand >= 0 ? cand : d->first_idx;
 	if (cand <= d->first_idx) {
+		d->reason = TEO_REASON_SINGLE;
 		if (cand >= 0)
 			teo_tick_rule(in, teo_residency(in, cand) >=
 					  in->tick_period_ns,
@@ -524,8 +572,10 @@ VISIBLE_IF_KUNIT void teo_decide_early(const struct teo_input *in,
 		    teo_polls(in, i) ||
 		    teo_residency(in, bin + 1) > m->outlived_ns) {
 			d->idx = i;
-			if (i < cand)
+			if (i < cand) {
 				d->intercept_bound_ns = teo_residency(in, bin + 1);
+				d->reason = TEO_REASON_INTERCEPTS;
+			}
 		}
 	}
 
@@ -578,6 +628,7 @@ VISIBLE_IF_KUNIT void teo_decide_late(const struct teo_input *in,
 		for (i = in->state_count - 1; i > d->idx; i--) {
 			if (teo_usable(in, i) && teo_residency(in, i) <= duration_ns) {
 				d->idx = i;
+				d->reason = TEO_REASON_TIMER;
 				break;
 			}
 		}
@@ -590,8 +641,12 @@ VISIBLE_IF_KUNIT void teo_decide_late(const struct teo_input *in,
 		d->stop_tick = false;
 		return;
 	}
-	if (teo_residency(in, d->idx) > duration_ns)
-		d->idx = teo_shallower(in, d->idx, duration_ns);
+	if (teo_residency(in, d->idx) > duration_ns) {
+		i = teo_shallower(in, d->idx, duration_ns);
+		if (i != d->idx)
+			d->reason = TEO_REASON_TIMER;
+		d->idx = i;
+	}
 
 	/* Step 7. */
 	insure = d->intercept_bound_ns <= in->tick_period_ns;
@@ -660,14 +715,17 @@ static void teo_learn(struct teo_metrics *m, bool early, int bin, s64 idle_ns)
  * @w: What happened in the idle period.
  *
  * Decays every metric and counts the wakeup as the DOC block describes.
+ *
+ * Return: where and how the wakeup was counted (for the trace event).
  */
-VISIBLE_IF_KUNIT void teo_account(const struct teo_input *in,
-				  struct teo_metrics *m,
-				  const struct teo_wakeup *w)
+VISIBLE_IF_KUNIT struct teo_count teo_account(const struct teo_input *in,
+					      struct teo_metrics *m,
+					      const struct teo_wakeup *w)
 {
 	s64 measured_ns = teo_measured(w);
 	s64 idle_ns = min(w->sleep_length_ns, measured_ns);
 	int i, timer_bin = 0, idle_bin = 0;
+	struct teo_count c;
 	bool early;
 
 	/* The idle time artificial wakeups cut short since the last real one. */
@@ -710,6 +768,12 @@ VISIBLE_IF_KUNIT void teo_account(const struct teo_input *in,
 	if (!w->artificial)
 		teo_learn(m, early && idle_bin < in->state_count - 1, idle_bin,
 			  idle_ns);
+
+	c.idle_ns = idle_ns;
+	c.bin = early ? idle_bin : timer_bin;
+	c.kind = w->artificial ? TEO_KIND_ARTIFICIAL :
+		 early ? TEO_KIND_INTERCEPT : TEO_KIND_HIT;
+	return c;
 }
 EXPORT_SYMBOL_IF_KUNIT(teo_account);
 
@@ -802,6 +866,7 @@ VISIBLE_IF_KUNIT int teo_select(struct cpuidle_driver *drv,
 				struct cpuidle_device *dev, bool *stop_tick)
 {
 	struct teo_cpu *cpu_data = this_cpu_ptr(&teo_cpus);
+	ktime_t delta_tick = KTIME_MAX;
 	struct teo_decision d;
 	struct teo_input in;
 
@@ -816,9 +881,12 @@ VISIBLE_IF_KUNIT int teo_select(struct cpuidle_driver *drv,
 			.artificial = cpu_data->tick_wakeup ||
 				      dev->poll_time_limit,
 		};
+		struct teo_count c;
 
 		dev->poll_time_limit = false;
-		teo_account(&in, &cpu_data->metrics, &w);
+		c = teo_account(&in, &cpu_data->metrics, &w);
+		trace_teo_update(dev->cpu, dev->last_state_idx, w.residency_ns,
+				 w.sleep_length_ns, c.idle_ns, c.bin, c.kind);
 		dev->last_state_idx = -1;
 	}
 
@@ -831,13 +899,15 @@ VISIBLE_IF_KUNIT int teo_select(struct cpuidle_driver *drv,
 		teo_use_util(&in, &cpu_data->metrics, &d);
 	}
 	if (d.need_sleep_length) {
-		ktime_t delta_tick;
-
 		cpu_data->sleep_length_ns = teo_sleep_length(&delta_tick);
 		teo_decide_late(&in, cpu_data->sleep_length_ns, delta_tick,
 				&d);
 	}
 
+	trace_teo_select(dev->cpu, d.cand, d.idx, d.reason,
+			 cpu_data->sleep_length_ns, delta_tick,
+			 in.latency_req_ns, in.tick_stopped, d.stop_tick,
+			 in.utilized);
 	if (!d.stop_tick)
 		*stop_tick = false;
 	return d.idx;

@@ -118,8 +118,35 @@ struct teo_input {
 };
 
 /**
+ * enum teo_reason - Why a selection ended at the state it picked.
+ * @TEO_REASON_TIMER: Nothing predicted a wakeup before the next timer: the
+ *	candidate (the deepest usable state), or the deepest usable state
+ *	that fits the sleep length.
+ * @TEO_REASON_LATENCY: The candidate, shallower than the deepest enabled
+ *	state because of the latency limit.
+ * @TEO_REASON_INTERCEPTS: The state picked for the intercepts (step 2).
+ * @TEO_REASON_UTIL: The state the wakeup pattern picked on a utilized CPU
+ *	(step 2a).
+ * @TEO_REASON_TICK: The deepest usable state that fits before the kept
+ *	tick.
+ * @TEO_REASON_SINGLE: At most one state was usable.
+ *
+ * The reason is that of the last step that changed the state.
+ */
+enum teo_reason {
+	TEO_REASON_TIMER,
+	TEO_REASON_LATENCY,
+	TEO_REASON_INTERCEPTS,
+	TEO_REASON_UTIL,
+	TEO_REASON_TICK,
+	TEO_REASON_SINGLE,
+};
+
+/**
  * struct teo_decision - Result of (each phase of) an idle state selection.
  * @idx: Index of the selected state.
+ * @cand: The candidate: the deepest usable state, -1 if none is usable.
+ * @reason: Why @idx was picked.
  * @stop_tick: Whether the tick may be stopped.
  * @need_sleep_length: Set by the early phase when the sleep length may
  *	change the answer: the caller must query it and run the late phase.
@@ -138,6 +165,8 @@ struct teo_input {
  */
 struct teo_decision {
 	int idx;
+	int cand;
+	enum teo_reason reason;
 	bool stop_tick;
 	bool need_sleep_length;
 	int first_idx;
@@ -163,13 +192,42 @@ struct teo_wakeup {
 	bool artificial;
 };
 
+/**
+ * enum teo_kind - How a wakeup was counted.
+ * @TEO_KIND_HIT: As a hit: the sleep length predicted it.
+ * @TEO_KIND_INTERCEPT: As an intercept: it came before the sleep length
+ *	or in another bin.
+ * @TEO_KIND_ARTIFICIAL: As a hit in the sleep length's bin, being
+ *	artificial (see struct teo_wakeup).
+ */
+enum teo_kind {
+	TEO_KIND_HIT,
+	TEO_KIND_INTERCEPT,
+	TEO_KIND_ARTIFICIAL,
+};
+
+/**
+ * struct teo_count - Where teo_account() counted a wakeup.
+ * @idle_ns: The idle duration it was taken for, by which its bin was
+ *	found: the measured one (see the DOC block) up to the sleep length;
+ *	the sleep length if the wakeup was artificial.
+ * @bin: The bin whose metric got the event.
+ * @kind: The metric that got it.
+ */
+struct teo_count {
+	s64 idle_ns;
+	int bin;
+	enum teo_kind kind;
+};
+
 #if IS_ENABLED(CONFIG_KUNIT)
 void teo_decide_early(const struct teo_input *in,
 		      const struct teo_metrics *m, struct teo_decision *d);
 void teo_decide_late(const struct teo_input *in, s64 sleep_length_ns,
 		     s64 delta_tick_ns, struct teo_decision *d);
-void teo_account(const struct teo_input *in, struct teo_metrics *m,
-		 const struct teo_wakeup *w);
+struct teo_count teo_account(const struct teo_input *in,
+			     struct teo_metrics *m,
+			     const struct teo_wakeup *w);
 
 /* The glue, and what it asks the kernel (KUnit static stubs). */
 int teo_select(struct cpuidle_driver *drv, struct cpuidle_device *dev,

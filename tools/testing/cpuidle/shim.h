@@ -37,6 +37,8 @@ typedef s64 ktime_t;
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #define __init
+/* glibc's <sys/cdefs.h> has its own; the kernel's is meant. */
+#undef __always_inline
 #define __always_inline	inline __attribute__((__always_inline__))
 #define __cpuidle
 #define BIT(n)		(1UL << (n))
@@ -61,6 +63,14 @@ typedef s64 ktime_t;
 #define VISIBLE_IF_KUNIT		static
 #define EXPORT_SYMBOL_IF_KUNIT(sym)
 #define KUNIT_STATIC_STUB_REDIRECT(fn, args...)	do { } while (0)
+
+/* Trace events (TRACE_EVENT()) compile to calls that do nothing. */
+#define TP_PROTO(args...)		args
+#define TP_ARGS(args...)		args
+#define TRACE_DEFINE_ENUM(x)
+#define TRACE_EVENT(name, proto, args, entry, assign, print)	\
+	static inline void trace_##name(proto) { }			\
+	static inline bool trace_##name##_enabled(void) { return false; }
 
 /* 64-bit arithmetic helpers: plain C here. */
 #define div_u64(a, b)		((u64)(a) / (u32)(b))
