@@ -312,6 +312,7 @@ static const void *teo_gen_params(const void *prev, char *desc,
  * @want_idx: Expected state.
  * @want_stop_tick: Expected tick decision.
  * @want_asked: Whether the sleep length must have been asked for.
+ * @want_reason: Expected reason for the state.
  */
 struct teo_select_case {
 	struct teo_row row;
@@ -329,6 +330,7 @@ struct teo_select_case {
 	int want_idx;
 	bool want_stop_tick;
 	bool want_asked;
+	enum teo_reason want_reason;
 };
 
 static const struct teo_select_case teo_select_cases[] = {
@@ -337,295 +339,350 @@ static const struct teo_select_case teo_select_cases[] = {
 		.row.table = &wfi_only, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = US(50),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+		.want_reason = TEO_REASON_SINGLE,
 	}, {
 		.row.desc = "one state shorter than the tick, tick stopped: stop it",
 		.row.table = &wfi_only, .latency_req_ns = NO_LIMIT,
 		.tick_stopped = true, .sleep_ns = MS(50),
 		.want_idx = 0, .want_stop_tick = true, .want_asked = false,
+		.want_reason = TEO_REASON_SINGLE,
 	}, {
 		.row.desc = "only C3 enabled, deeper than a 1 ms tick: stop the tick",
 		.row.table = &x86, .disabled = 0x7, .latency_req_ns = NO_LIMIT,
 		.row.hz = 1000, .sleep_ns = US(10),
 		.want_idx = 3, .want_stop_tick = true, .want_asked = false,
+		.want_reason = TEO_REASON_SINGLE,
 	}, {
 		.row.desc = "only C3 enabled, within a 4 ms tick: keep the tick",
 		.row.table = &x86, .disabled = 0x7, .latency_req_ns = NO_LIMIT,
 		.row.hz = 250, .sleep_ns = MS(50),
 		.want_idx = 3, .want_stop_tick = false, .want_asked = false,
+		.want_reason = TEO_REASON_SINGLE,
 	}, {
 		.row.desc = "intercepts 400/250/251 in bins 0-2: no deeper than the most common",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100),
 		.intercepts = { [0] = 400, [1] = 250, [2] = 251 },
 		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_INTERCEPTS,
 	}, {
 		.row.desc = "arm2 intercepts pick WFI, the shallowest: tick kept",
 		.row.table = &arm2, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(50), .delta_tick_pct = 50,
 		.hits = { [1] = 1000 }, .intercepts = { [0] = 8000 },
 		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_INTERCEPTS,
 	}, {
 		.row.desc = "arm2 intercepts pick WFI, tick stopped, timer in 50 ms: cpu-off",
 		.row.table = &arm2, .latency_req_ns = NO_LIMIT, .tick_stopped = true,
 		.sleep_ns = MS(50),
 		.hits = { [1] = 1000 }, .intercepts = { [0] = 8000 },
 		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
+		.want_reason = TEO_REASON_TIMER,
 	}, {
 		.row.desc = "arm2 intercepts, tick stopped, timer in 1.5 ticks: WFI, tick kept",
 		.row.table = &arm2, .latency_req_ns = NO_LIMIT, .tick_stopped = true,
 		.sleep_tick_pct = 150,
 		.hits = { [1] = 1000 }, .intercepts = { [0] = 8000 },
 		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_INTERCEPTS,
 	}, {
 		.row.desc = "one polling state: use it, keep the tick",
 		.row.table = &poll_only, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+		.want_reason = TEO_REASON_SINGLE,
 	}, {
 		.row.desc = "all states disabled: state 0, tick kept",
 		.row.table = &x86, .disabled = 0xf, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+		.want_reason = TEO_REASON_SINGLE,
 	}, {
 		.row.desc = "only C2 enabled: use it without a query, tick kept",
 		.row.table = &x86, .disabled = 0xb, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = US(10),
 		.want_idx = 2, .want_stop_tick = false, .want_asked = false,
+		.want_reason = TEO_REASON_SINGLE,
 	}, {
 		.row.desc = "no history, far timer: deepest state, tick stopped",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100), .delta_tick_pct = 50,
 		.want_idx = 3, .want_stop_tick = true, .want_asked = true,
+		.want_reason = TEO_REASON_TIMER,
 	}, {
 		.row.desc = "early timer picks a shallower state",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = US(500),
 		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_TIMER,
 	}, {
 		.row.desc = "timer before the first bin picks polling, tick kept",
 		.row.table = &power, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = US(50),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_TIMER,
 	}, {
 		.row.desc = "polling state for an early timer: tick kept past the tick",
 		.row.table = &power, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = US(50), .delta_tick_ns = US(20),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_TIMER,
 	}, {
 		.row.desc = "POWER far timer: CEDE, tick stopped",
 		.row.table = &power, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100), .delta_tick_pct = 30,
 		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
+		.want_reason = TEO_REASON_TIMER,
 	}, {
 		.row.desc = "intercept majority at C1 picks C1, short idles: no query",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100), .brief_idles = 4000,
 		.hits = { [3] = 2000 }, .intercepts = { [1] = 6000 },
 		.want_idx = 1, .want_stop_tick = false, .want_asked = false,
+		.want_reason = TEO_REASON_INTERCEPTS,
 	}, {
 		.row.desc = "intercept majority at C1 picks C1, few short idles: query",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100), .brief_idles = 3999,
 		.hits = { [3] = 2000 }, .intercepts = { [1] = 6000 },
 		.want_idx = 1, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_INTERCEPTS,
 	}, {
 		.row.desc = "short idles do not spare the query for C2",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 250,
 		.sleep_ns = MS(100), .brief_idles = SATURATED,
 		.hits = { [3] = 2000 }, .intercepts = { [2] = 6000 },
 		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_INTERCEPTS,
 	}, {
 		.row.desc = "intercept minority keeps the deepest state",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100), .delta_tick_pct = 50,
 		.hits = { [3] = 6000 }, .intercepts = { [1] = 2000 },
 		.want_idx = 3, .want_stop_tick = true, .want_asked = true,
+		.want_reason = TEO_REASON_TIMER,
 	}, {
 		.row.desc = "intercept median picks the middle state, tick kept",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 100,
 		.sleep_ns = MS(100),
 		.hits = { [3] = 1000 }, .intercepts = { [1] = 1000, [2] = 4000 },
 		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_INTERCEPTS,
 	}, {
 		.row.desc = "intercept median picks the middle state, tick kept",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 250,
 		.sleep_ns = MS(100),
 		.hits = { [3] = 1000 }, .intercepts = { [1] = 1000, [2] = 4000 },
 		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_INTERCEPTS,
 	}, {
 		.row.desc = "intercept median picks the middle state, past the tick: stopped",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 1000,
 		.sleep_ns = MS(100),
 		.hits = { [3] = 1000 }, .intercepts = { [1] = 1000, [2] = 4000 },
 		.want_idx = 2, .want_stop_tick = true, .want_asked = true,
+		.want_reason = TEO_REASON_INTERCEPTS,
 	}, {
 		.row.desc = "polling state 0 and short candidate: no query",
 		.row.table = &x86, .disabled = 0xc, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100),
 		.want_idx = 1, .want_stop_tick = false, .want_asked = false,
+		.want_reason = TEO_REASON_TIMER,
 	}, {
 		.row.desc = "latency limit caps the choice at C2",
 		.row.table = &x86, .latency_req_ns = US(200),
 		.sleep_ns = MS(100), .delta_tick_pct = 50,
 		.want_idx = 2, .want_stop_tick = true, .want_asked = true,
+		.want_reason = TEO_REASON_LATENCY,
 	}, {
 		.row.desc = "latency limit 0 with polling state 0: poll, no query",
 		.row.table = &x86, .latency_req_ns = 0,
 		.sleep_ns = MS(100),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+		.want_reason = TEO_REASON_SINGLE,
 	}, {
 		.row.desc = "latency limit 0, nothing fits: state 0, tick kept",
 		.row.table = &arm3, .latency_req_ns = 0,
 		.sleep_ns = MS(100),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+		.want_reason = TEO_REASON_SINGLE,
 	}, {
 		.row.desc = "POLL disabled, limit below C1's latency: C1, never POLL",
 		.row.table = &x86, .disabled = 0x1, .latency_req_ns = 0,
 		.sleep_ns = MS(100),
 		.want_idx = 1, .want_stop_tick = false, .want_asked = false,
+		.want_reason = TEO_REASON_SINGLE,
 	}, {
 		.row.desc = "POLL disabled, limit admits C1 only: C1, intercepts or not",
 		.row.table = &x86, .disabled = 0x1, .latency_req_ns = US(1),
 		.sleep_ns = MS(100),
 		.hits = { [3] = 1000 }, .intercepts = { [0] = 8000 },
 		.want_idx = 1, .want_stop_tick = false, .want_asked = false,
+		.want_reason = TEO_REASON_SINGLE,
 	}, {
 		.row.desc = "tick stopped, CEDE disabled: snooze, and stop_tick stays clear",
 		.row.table = &power, .disabled = 0x2, .latency_req_ns = NO_LIMIT,
 		.tick_stopped = true, .sleep_ns = MS(100),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+		.want_reason = TEO_REASON_SINGLE,
 	}, {
 		.row.desc = "latency limit leaves WFI only: no query, tick kept",
 		.row.table = &arm2, .latency_req_ns = US(100),
 		.sleep_ns = MS(100),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+		.want_reason = TEO_REASON_SINGLE,
 	}, {
 		.row.desc = "tick running: intercepts in bin 0 pick WFI, tick kept",
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100),
 		.hits = { [2] = 1000 }, .intercepts = { [0] = 8000 },
 		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_INTERCEPTS,
 	}, {
 		.row.desc = "tick woke after the intercepts' bin: deepest, tick stopped",
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100), .outlived_ns = US(900),
 		.hits = { [2] = 1000 }, .intercepts = { [0] = 8000 },
 		.want_idx = 2, .want_stop_tick = true, .want_asked = true,
+		.want_reason = TEO_REASON_TIMER,
 	}, {
 		.row.desc = "tick woke within the intercepts' bin: WFI again",
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100), .outlived_ns = US(899),
 		.hits = { [2] = 1000 }, .intercepts = { [0] = 8000 },
 		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_INTERCEPTS,
 	}, {
 		.row.desc = "polling limit woke after the intercepts' bin: poll again",
 		.row.table = &power, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100), .outlived_ns = US(120),
 		.hits = { [1] = 1000 }, .intercepts = { [0] = 8000 },
 		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_INTERCEPTS,
 	}, {
 		.row.desc = "tick stopped, no timer within two ticks: the deepest that fits",
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .tick_stopped = true,
 		.sleep_ns = MS(100),
 		.hits = { [2] = 1000 }, .intercepts = { [0] = 8000 },
 		.want_idx = 2, .want_stop_tick = true, .want_asked = true,
+		.want_reason = TEO_REASON_TIMER,
 	}, {
 		.row.desc = "tick stopped: an early timer still picks WFI",
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .tick_stopped = true,
 		.sleep_ns = US(500),
 		.want_idx = 0, .want_stop_tick = true, .want_asked = true,
+		.want_reason = TEO_REASON_TIMER,
 	}, {
 		.row.desc = "state 0 disabled: intercepts pick the shallowest enabled",
 		.row.table = &arm3, .disabled = 0x1, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100),
 		.hits = { [2] = 1000 }, .intercepts = { [0] = 8000 },
 		.want_idx = 1, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_INTERCEPTS,
 	}, {
 		.row.desc = "state 0 disabled, timer before every enabled state fits",
 		.row.table = &arm3, .disabled = 0x1, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = US(300),
-		.want_idx = 1, .want_stop_tick = false, .want_asked = true,	}, {
+		.want_idx = 1, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_TIMER,
+	}, {
 		.row.desc = "intercepts pick cpu-sleep, an earlier timer picks WFI",
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = US(300),
 		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
 		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_TIMER,
 	}, {
 		.row.desc = "intercepts keep the tick; state must fit before it",
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .row.hz = 100,
 		.sleep_ns = MS(50), .delta_tick_ns = US(500),
 		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
 		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_TICK,
 	}, {
 		.row.desc = "intercepts keep the tick; state fits before it",
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .row.hz = 100,
 		.sleep_ns = MS(50), .delta_tick_ns = MS(5),
 		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
 		.want_idx = 1, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_INTERCEPTS,
 	}, {
 		.row.desc = "intercepts past the tick period: stop the tick, not demote",
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .row.hz = 1000,
 		.sleep_ns = MS(50), .delta_tick_ns = US(500),
 		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
 		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
+		.want_reason = TEO_REASON_INTERCEPTS,
 	}, {
 		.row.desc = "intercepts past the tick period, state fits: tick stopped",
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .row.hz = 1000,
 		.sleep_ns = MS(50), .delta_tick_ns = US(950),
 		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
 		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
+		.want_reason = TEO_REASON_INTERCEPTS,
 	}, {
 		.row.desc = "timer before the next tick: tick kept, state fits",
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .row.hz = 250,
 		.sleep_ns = MS(3), .delta_tick_ns = US(3500),
 		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_TIMER,
 	}, {
 		.row.desc = "timer after the next tick within a period: tick stopped",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 1000,
 		.sleep_tick_pct = 150, .delta_tick_pct = 40,
 		.want_idx = 2, .want_stop_tick = true, .want_asked = true,
+		.want_reason = TEO_REASON_TIMER,
 	}, {
 		.row.desc = "timer after the next tick at HZ=250: C3, tick stopped",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 250,
 		.sleep_tick_pct = 150, .delta_tick_pct = 40,
 		.want_idx = 3, .want_stop_tick = true, .want_asked = true,
+		.want_reason = TEO_REASON_TIMER,
 	}, {
 		.row.desc = "HZ=100 Arm: timer 9 ms away, tick in 3 ms: cpu-off",
 		.row.table = &arm2, .latency_req_ns = NO_LIMIT, .row.hz = 100,
 		.sleep_tick_pct = 90, .delta_tick_pct = 30,
 		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
+		.want_reason = TEO_REASON_TIMER,
 	}, {
 		.row.desc = "equal target residencies: the deeper twin is taken",
 		.row.table = &armeq, .latency_req_ns = NO_LIMIT, .row.hz = 100,
 		.sleep_ns = US(2600),
 		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_TIMER,
 	}, {
 		.row.desc = "equal target residencies, deeper twin over the limit",
 		.row.table = &armeq, .latency_req_ns = US(300), .row.hz = 100,
 		.sleep_ns = US(2600),
 		.want_idx = 1, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_LATENCY,
 	}, {
 		.row.desc = "equal target residencies, deeper twin disabled",
 		.row.table = &armeq, .disabled = 0x4, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100), .delta_tick_pct = 50,
 		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
+		.want_reason = TEO_REASON_TIMER,
 	}, {
 		.row.desc = "equal target residencies: intercepts take the deeper twin",
 		.row.table = &armeq4, .latency_req_ns = NO_LIMIT, .row.hz = 100,
 		.sleep_ns = MS(50),
 		.hits = { [3] = 1000 }, .intercepts = { [2] = 8000 },
 		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_INTERCEPTS,
 	}, {
 		.row.desc = "equal target residencies: an early timer takes the deeper twin",
 		.row.table = &armeq4, .latency_req_ns = NO_LIMIT, .row.hz = 100,
 		.sleep_ns = MS(5),
 		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_TIMER,
 	}, {
 		.row.desc = "equal target residencies: early wakeups skip the empty bin",
 		.row.table = &armeq, .latency_req_ns = NO_LIMIT, .row.hz = 100,
 		.sleep_ns = MS(100),
 		.hits = { [2] = 1000 }, .intercepts = { [0] = 4000 },
 		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
+		.want_reason = TEO_REASON_INTERCEPTS,
 	},
 };
 
@@ -673,6 +730,7 @@ static void teo_test_select(struct kunit *test)
 	KUNIT_EXPECT_EQ_MSG(test, d.idx, c->want_idx, "state");
 	KUNIT_EXPECT_EQ_MSG(test, d.stop_tick, c->want_stop_tick, "stop_tick");
 	KUNIT_EXPECT_EQ_MSG(test, asked, c->want_asked, "sleep length asked");
+	KUNIT_EXPECT_EQ_MSG(test, d.reason, c->want_reason, "reason");
 }
 
 /* ---- Accounting rows --------------------------------------------------- */
@@ -789,10 +847,26 @@ static void teo_test_account(struct kunit *test)
 	const struct teo_account_case *c = test->param_value;
 	struct teo_metrics m = {};
 	struct teo_input in;
+	struct teo_count got;
 	int i;
 
 	teo_make_input(test, &in, c->table, 0, NO_LIMIT, 1000, false);
-	teo_account(&in, &m, &c->w);
+	got = teo_account(&in, &m, &c->w);
+
+	/* What teo_account() reports (the trace event) is what it did. */
+	KUNIT_EXPECT_EQ_MSG(test, got.bin, c->want_bin, "reported bin");
+	KUNIT_EXPECT_EQ_MSG(test, got.kind,
+			    c->w.artificial ? TEO_KIND_ARTIFICIAL :
+			    c->want_hit ? TEO_KIND_HIT : TEO_KIND_INTERCEPT,
+			    "reported kind");
+	if (c->w.artificial) {
+		KUNIT_EXPECT_EQ_MSG(test, got.idle_ns, c->w.sleep_length_ns,
+				    "an artificial wakeup is taken for the sleep length");
+	} else {
+		KUNIT_EXPECT_LE(test, got.idle_ns, c->w.sleep_length_ns);
+		KUNIT_EXPECT_LE(test, got.idle_ns, c->w.residency_ns);
+		KUNIT_EXPECT_GE(test, got.idle_ns, c->table->states[got.bin].target_residency_ns);
+	}
 
 	for (i = 0; i < CPUIDLE_STATE_MAX; i++) {
 		unsigned int hits = i == c->want_bin && c->want_hit ? TEO_PULSE : 0;
@@ -1637,6 +1711,9 @@ static void teo_test_guess(struct kunit *test)
 	teo_check_invariants(test, &in, &d, c->row.desc);
 	KUNIT_EXPECT_EQ(test, d.idx, c->want_idx);
 	KUNIT_EXPECT_EQ(test, d.utilized, c->want_utilized);
+	/* No later step moves these states: the reason is utilization. */
+	KUNIT_EXPECT_EQ_MSG(test, d.reason == TEO_REASON_UTIL, c->want_utilized,
+			    "reason %d", d.reason);
 
 	in.utilized = true;
 	teo_decide(&in, &m, MS(100), teo_tick_ns(p->hz), &d);
