@@ -641,11 +641,10 @@ VISIBLE_IF_KUNIT void teo_decide_late(const struct teo_input *in,
 		d->stop_tick = false;
 		return;
 	}
-	if (teo_residency(in, d->idx) > duration_ns) {
-		i = teo_shallower(in, d->idx, duration_ns);
-		if (i != d->idx)
-			d->reason = TEO_REASON_TIMER;
-		d->idx = i;
+	/* As in teo_tick_rule(): above the first state, a usable one is below. */
+	if (d->idx > d->first_idx && teo_residency(in, d->idx) > duration_ns) {
+		d->idx = teo_shallower(in, d->idx, duration_ns);
+		d->reason = TEO_REASON_TIMER;
 	}
 
 	/* Step 7. */

@@ -65,7 +65,7 @@ TRACE_EVENT(teo_select,
 			   __entry->reason = reason;
 			   __entry->sleep_length_ns = teo_trace_ns(sleep_length_ns);
 			   __entry->delta_tick_ns = teo_trace_ns(delta_tick_ns);
-			   __entry->latency_req_ns = teo_trace_ns(latency_req_ns);
+			   __entry->latency_req_ns = latency_req_ns;
 			   __entry->tick_stopped = tick_stopped;
 			   __entry->stop_tick = stop_tick;
 			   __entry->utilized = utilized;),
