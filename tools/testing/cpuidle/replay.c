@@ -12,6 +12,7 @@
  *   cpuidle-replay --table FILE --trace FILE [--gov NAME[,NAME...]] [--hz N]
  *                  [--exit-share PCT] [--disable MASK] [--csv] [--no-cost]
  *   cpuidle-replay --table FILE --trace FILE --agree GOV [--with GOV] ...
+ *   cpuidle-replay --table FILE --trace FILE --gov NAME --decisions FILE ...
  *   cpuidle-replay --self-test
  *
  * The formats are described in README in this directory.
@@ -32,6 +33,15 @@
 
 unsigned int shim_this_cpu;
 s64 shim_tick_nsec = NSEC_PER_SEC / 1000;
+FILE *shim_trace;
+
+const char *shim_symbolic(long value, const struct shim_symbol *syms)
+{
+	for (; syms->name; syms++)
+		if (syms->value == value)
+			return syms->name;
+	return "?";
+}
 
 static struct {
 	s64 latency_req_ns;
@@ -200,11 +210,21 @@ struct period {
 	s64 latency_ns;		/* latency limit, S64_MAX: none */
 	unsigned int cpu;
 	s64 busy_ns;		/* run time after the wakeup */
+	/*
+	 * Trace version 2, a kernel's recorded idle entries: the time to the
+	 * next tick and whether the tick was stopped at idle entry (-1: not
+	 * recorded, modeled as in version 1).  With tick_ns recorded the
+	 * line is one governor call, and irq_ns is the measured residency,
+	 * whatever woke the CPU: see replay().
+	 */
+	s64 tick_ns;
+	int stopped;
 };
 
 struct trace {
 	struct period *p;
 	size_t n, cap;
+	int version;
 };
 
 static char errbuf[512];
@@ -258,7 +278,12 @@ static int split(char *line, char **w, int max)
  * Read a whole text, line by line.  The first non-comment line must be
  * "@magic v1"; @fn gets every later one.
  */
+/*
+ * read_lines - Call @fn on each line of @text after the first, which must
+ * be "@magic vN" with N from 1 to @max_version; N goes to *@version.
+ */
 static int read_lines(const char *name, const char *text, const char *magic,
+		      int max_version, int *version,
 		      int (*fn)(void *ctx, const char *name, int line, char *s),
 		      void *ctx)
 {
@@ -286,11 +311,19 @@ static int read_lines(const char *name, const char *text, const char *magic,
 		if (strspn(buf, " \t\r") == strlen(buf))
 			continue;
 		if (!seen_magic) {
+			const char *w = buf + strspn(buf, " \t");
 			char want[64];
+			int v = 0;
 
-			snprintf(want, sizeof(want), "%s v1", magic);
-			if (strncmp(buf + strspn(buf, " \t"), want, strlen(want)))
-				return fail(name, line, "expected \"%s\" first", want);
+			snprintf(want, sizeof(want), "%s v", magic);
+			if (!strncmp(w, want, strlen(want)))
+				v = atoi(w + strlen(want));
+			if (v < 1 || v > max_version)
+				return fail(name, line, max_version > 1 ?
+					    "expected \"%s v1\" to \"%s v%d\" first" :
+					    "expected \"%s v1\" first", magic, magic,
+					    max_version);
+			*version = v;
 			seen_magic = true;
 			continue;
 		}
@@ -343,7 +376,9 @@ static int parse_table(const char *name, const char *text,
 {
 	memset(drv, 0, sizeof(*drv));
 	drv->name = name;
-	if (read_lines(name, text, "teo-states", table_line, drv))
+	int version;
+
+	if (read_lines(name, text, "teo-states", 1, &version, table_line, drv))
 		return -1;
 	if (!drv->state_count)
 		return fail(name, 0, "no states");
@@ -353,24 +388,28 @@ static int parse_table(const char *name, const char *text,
 static int trace_line(void *ctx, const char *name, int line, char *s)
 {
 	struct trace *t = ctx;
+	int i, want = t->version >= 2 ? 9 : 7, n;
 	struct period *p;
-	s64 v[7];
-	char *w[8];
-	int i, n = split(s, w, 7);
+	s64 v[9];
+	char *w[10];
 
-	if (n != 7)
-		return fail(name, line, "want 7 fields (timer_ns irq_ns util capacity latency_ns cpu busy_ns), got %d", n);
-	for (i = 0; i < 7; i++) {
-		s64 dash = i == 1 ? -1 : i == 4 ? S64_MAX : -2;
+	n = split(s, w, want);
+	if (n != want)
+		return fail(name, line, "want %d fields (timer_ns irq_ns util capacity latency_ns cpu busy_ns%s), got %d",
+			    want, want == 9 ? " tick_ns stopped" : "", n);
+	for (i = 0; i < want; i++) {
+		s64 dash = i == 1 || i >= 7 ? -1 : i == 4 ? S64_MAX : -2;
 
 		if (!parse_num(w[i], dash, &v[i]))
 			return fail(name, line, "field %d (\"%s\") is not a whole number%s",
 				    i + 1, w[i], dash != -2 ? " or -" : "");
 	}
 	if (v[5] >= SHIM_NR_CPUS)
-		return fail(name, line, "cpu %" PRId64 " is beyond %d", v[5], SHIM_NR_CPUS - 1);
+		return fail(name, line, "cpu %lld is beyond %d", v[5], SHIM_NR_CPUS - 1);
 	if (v[3] == 0 || v[2] > v[3])
 		return fail(name, line, "utilization must be within a non-zero capacity");
+	if (want == 9 && v[8] > 1)
+		return fail(name, line, "stopped must be 0, 1 or -");
 
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? 2 * t->cap : 1024;
@@ -386,6 +425,8 @@ static int trace_line(void *ctx, const char *name, int line, char *s)
 		.timer_ns = v[0], .irq_ns = v[1], .util = v[2],
 		.capacity = v[3], .latency_ns = v[4], .cpu = v[5],
 		.busy_ns = v[6],
+		.tick_ns = want == 9 ? v[7] : -1,
+		.stopped = want == 9 ? v[8] : -1,
 	};
 	return 0;
 }
@@ -393,7 +434,7 @@ static int trace_line(void *ctx, const char *name, int line, char *s)
 static int parse_trace(const char *name, const char *text, struct trace *t)
 {
 	memset(t, 0, sizeof(*t));
-	return read_lines(name, text, "teo-trace", trace_line, t);
+	return read_lines(name, text, "teo-trace", 2, &t->version, trace_line, t);
 }
 
 /* ---- The replayed core ------------------------------------------------ */
@@ -428,6 +469,7 @@ struct replay_cfg {
 	int *first_idx;		/* if set: the state first chosen in each period */
 	const int *ref_idx;	/* if set: count idle time in states shallower */
 	const struct gov *shadow;	/* if set: see shadow_select() */
+	FILE *decisions;	/* if set: one line per governor call */
 };
 
 /*
@@ -585,7 +627,7 @@ static int shadow_select(struct cpuidle_driver *drv,
 	}
 	if (!r->shadow_first[0])
 		snprintf(r->shadow_first, sizeof(r->shadow_first),
-			 "period %zu: state %d, tick %s; %s: state %d, tick %s (sleep length %" PRId64 " ns%s)",
+			 "period %zu: state %d, tick %s; %s: state %d, tick %s (sleep length %lld ns%s)",
 			 k + 1, idx, stop_tick ? "stopped" : "kept",
 			 cfg->shadow->name, sidx, sstop ? "stopped" : "kept",
 			 now_seen.sleep_length_ns, stopped ? ", tick stopped" : "");
@@ -617,18 +659,23 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 		struct cpuidle_device *dev = &devs[p->cpu];
 		struct cpuidle_device *sdev = &sdevs[p->cpu];
 		s64 natural = p->timer_ns, elapsed = 0;
-		bool irq = false;
+		/* A recorded entry: one call, its tick as recorded. */
+		bool irq = false, recorded = p->tick_ns >= 0;
 		/*
 		 * The idle loop restarts a stopped tick only when the CPU
 		 * leaves it to run a task: after an interrupt that woke no
 		 * task (a non-timer wakeup with no busy time) the CPU
 		 * re-enters idle with the tick still stopped.
 		 */
-		bool stopped = kept_stopped[p->cpu];
+		bool stopped = p->stopped >= 0 ? p->stopped :
+			       kept_stopped[p->cpu];
 
 		if (p->irq_ns >= 0 && p->irq_ns < natural) {
 			natural = p->irq_ns;
 			irq = true;
+		} else if (recorded && p->irq_ns >= 0) {
+			/* The measured residency: the timer, seen late. */
+			natural = p->irq_ns;
 		}
 		shim_this_cpu = p->cpu;
 		now_seen.latency_req_ns = p->latency_ns;
@@ -642,7 +689,8 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 		 * with the tick still stopped if the governor stopped it.
 		 */
 		do {
-			s64 delta_tick = cfg->tick_ns - (s64)(now % cfg->tick_ns);
+			s64 delta_tick = recorded ? p->tick_ns :
+					 cfg->tick_ns - (s64)(now % cfg->tick_ns);
 			s64 idle = natural - elapsed, diff;
 			bool stop_tick = true, tick_woke = false;
 			bool poll_woke = false, st;
@@ -670,6 +718,9 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			if (cfg->check_invariants &&
 			    !invariants_hold(&drv, dev, idx, stop_tick, p->latency_ns))
 				r->violations++;
+			if (cfg->decisions)
+				fprintf(cfg->decisions, "%zu %u %d %d %d\n", k + 1,
+					p->cpu, idx, stop_tick, stopped);
 			stopped |= stop_tick;
 
 			if (!stopped && delta_tick < idle) {
@@ -686,8 +737,10 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 				}
 			}
 
-			diff = idle + drv.states[idx].exit_latency_ns *
-				      cfg->exit_share_pct / 100;
+			/* A recorded residency has its exit latency in it. */
+			diff = idle + (recorded && !tick_woke && !poll_woke ? 0 :
+				       drv.states[idx].exit_latency_ns *
+				       cfg->exit_share_pct / 100);
 			dev->last_residency_ns = diff;
 			dev->poll_time_limit = poll_woke;
 			dev->states_usage[idx].usage++;
@@ -736,7 +789,7 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 				cfg->shadow->ops->reflect(sdev, idx);
 			}
 			now += diff;
-		} while (elapsed < natural);
+		} while (elapsed < natural && !recorded);
 
 		kept_stopped[p->cpu] = stopped && irq && !p->busy_ns;
 		now += p->busy_ns;
@@ -799,8 +852,8 @@ static void add(struct trace *t, s64 timer, s64 irq, s64 busy)
 	char line[128], irq_s[24] = "-";
 
 	if (irq >= 0)
-		snprintf(irq_s, sizeof(irq_s), "%" PRId64, irq);
-	snprintf(line, sizeof(line), "%" PRId64 " %s 0 1024 - 0 %" PRId64,
+		snprintf(irq_s, sizeof(irq_s), "%lld", irq);
+	snprintf(line, sizeof(line), "%lld %s 0 1024 - 0 %lld",
 		 timer, irq_s, busy);
 	if (trace_line(t, "generated", (int)t->n + 1, line)) {
 		fprintf(stderr, "cpuidle-replay: %s\n", errbuf);
@@ -829,7 +882,7 @@ static void test_accounting(void)
 	add(&t, 5000000, -1, 1000);
 	replay(&drv, &t, find_gov("shallowest"), &cfg, &r);
 	check(r.wakeups == 3 && r.above == 0 && r.below == 1 && r.usage[1] == 3,
-	      "accounting by hand: shallowest, 3 wakeups, 0 above, 1 below (got %" PRIu64 ", %" PRIu64 ", %" PRIu64 ")",
+	      "accounting by hand: shallowest, 3 wakeups, 0 above, 1 below (got %llu, %llu, %llu)",
 	      r.wakeups, r.above, r.below);
 
 	/*
@@ -919,7 +972,7 @@ static void test_oracle(void)
 			}
 			replay(&drv, &t, find_gov("oracle"), &cfg, &r);
 			check(r.above == 0 && r.below == 0 && r.oracle_hits == r.wakeups,
-			      "oracle has no misses on %s at HZ=%" PRId64 " (%" PRIu64 " wakeups, %" PRIu64 " above, %" PRIu64 " below)",
+			      "oracle has no misses on %s at HZ=%lld (%llu wakeups, %llu above, %llu below)",
 			      ti ? "arm3" : "x86", hz[h], r.wakeups, r.above, r.below);
 			free(t.p);
 		}
@@ -948,10 +1001,49 @@ static void test_periodic(void)
 			add(&t, 1900000, -1, 100000);
 		replay(&drv, &t, g, &cfg, &r);
 		check(r.above + r.below <= r.wakeups / 100,
-		      "%s: periodic 2 ms timer, %" PRIu64 " wakeups, %" PRIu64 " above, %" PRIu64 " below",
+		      "%s: periodic 2 ms timer, %llu wakeups, %llu above, %llu below",
 		      names[n], r.wakeups, r.above, r.below);
 		free(t.p);
 	}
+}
+
+/*
+ * Recorded entries (trace version 2): one governor call per line, the tick
+ * as recorded.  On a table of one polling state (the tick always kept,
+ * a polling limit of a sixteenth of a tick): a recorded tick 100 us into
+ * a 10 ms sleep ends the line there; a recorded stopped tick leaves only
+ * the polling limit, 250 us, after which the line ends too; the same
+ * sleep without the recorded fields (as in version 1) goes on to the
+ * timer in many calls.
+ */
+static void test_recorded(void)
+{
+	struct replay_cfg cfg = { .tick_ns = 4 * NSEC_PER_MSEC, .exit_share_pct = 0 };
+	unsigned int calls[4] = {};
+	struct cpuidle_driver drv;
+	struct trace t;
+	struct result r;
+	unsigned int k;
+
+	must_parse_table("teo-states v1\nPOLL 0 0 poll 3000\n", &drv);
+	if (parse_trace("t", "teo-trace v2\n"
+			"10000000 - 0 1024 - 0 0 100000 0\n"
+			"10000000 - 0 1024 - 0 0 100000 1\n"
+			"10000000 - 0 1024 - 0 0 - -\n", &t)) {
+		check(false, "recorded entries parse: %s", errbuf);
+		return;
+	}
+	cfg.decisions = tmpfile();
+	replay(&drv, &t, find_gov("shallowest"), &cfg, &r);
+	rewind(cfg.decisions);
+	while (fscanf(cfg.decisions, "%u %*u %*d %*d %*d", &k) == 1)
+		calls[min(k, 3U)]++;
+	fclose(cfg.decisions);
+	check(calls[1] == 1 && calls[2] == 1 && calls[3] > 1 &&
+	      r.residency_ns[0] == 100000 + 250000 + 10000000,
+	      "recorded entries: calls per line %u, %u, %u (want 1, 1, more), %lld ns idle (want 10.35 ms)",
+	      calls[1], calls[2], calls[3], r.residency_ns[0]);
+	free(t.p);
 }
 
 static void test_formats(void)
@@ -962,8 +1054,16 @@ static void test_formats(void)
 	check(parse_trace("t", "teo-trace v1\n100 - 0 1024 - 0 0\n1 2 x 1024 - 0 0\n", &t) &&
 	      strstr(errbuf, "t:3:"), "trace with a bad 3rd line is rejected: %s", errbuf);
 	free(t.p);
-	check(parse_trace("t", "teo-trace v2\n", &t) && strstr(errbuf, "t:1:"),
+	check(parse_trace("t", "teo-trace v3\n", &t) && strstr(errbuf, "t:1:"),
 	      "trace of an unknown version is rejected: %s", errbuf);
+	check(parse_trace("t", "teo-trace v2\n100 - 0 1024 - 0 0\n", &t) &&
+	      strstr(errbuf, "want 9 fields"),
+	      "version 2 wants the tick fields: %s", errbuf);
+	free(t.p);
+	check(parse_trace("t", "teo-trace v2\n100 - 0 1024 - 0 0 50 2\n", &t) &&
+	      strstr(errbuf, "stopped must be"),
+	      "version 2's stopped is 0, 1 or -: %s", errbuf);
+	free(t.p);
 	free(t.p);
 	check(parse_trace("t", "teo-trace v1\n5 - 900 800 - 0 0\n", &t) &&
 	      strstr(errbuf, "t:2:"),
@@ -1063,7 +1163,7 @@ static void test_fuzz(long iterations)
 		free(t.p);
 	}
 	check(g && !bad && !violations,
-	      "fuzz: %ld random tables and histories, %" PRIu64 " decisions, %" PRIu64 " out of range, %" PRIu64 " invariant violations",
+	      "fuzz: %ld random tables and histories, %llu decisions, %llu out of range, %llu invariant violations",
 	      iterations, decisions, bad, violations);
 }
 
@@ -1098,7 +1198,7 @@ static void test_agrees(const char *gname, const char *refname,
 		free(t.p);
 	}
 	check(g && ref && decisions && same == decisions,
-	      "%s decides like %s: %" PRIu64 " of %" PRIu64 " decisions on %ld random tables and histories%s%s",
+	      "%s decides like %s: %llu of %llu decisions on %ld random tables and histories%s%s",
 	      gname, refname, same, decisions, iterations,
 	      first[0] ? "; first difference: " : "", first);
 }
@@ -1143,6 +1243,7 @@ static int self_test(long fuzz_iterations)
 	test_energy_models();
 	test_periodic();
 	test_formats();
+	test_recorded();
 	if (fuzz_iterations) {
 		test_fuzz(fuzz_iterations);
 		/* The first patch decides like mainline teo. */
@@ -1334,8 +1435,8 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		for (i = 0; i < drv->state_count; i++)
 			total += r.residency_ns[i];
 		total = max(total, 1.0);
-		printf(csv ? "%s,%" PRIu64 ",%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.3f,%.2f,%.1f,%.2f" :
-		       "%-11s %7" PRIu64 " %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %7.1f %7.1f %9.3f %+6.1f %5.0f %5.1f ",
+		printf(csv ? "%s,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.3f,%.2f,%.1f,%.2f" :
+		       "%-11s %7llu %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %7.1f %7.1f %9.3f %+6.1f %5.0f %5.1f ",
 		       names[n], r.wakeups, 100 * r.above / w, 100 * r.below / w,
 		       100 * r.oracle_hits / w, 100 * r.tick_stopped / w,
 		       100.0 * r.deepest_tick_stopped / max(r.deepest_entries, 1),
@@ -1380,11 +1481,46 @@ static int agree(const struct cpuidle_driver *drv, const struct trace *t,
 	}
 	if (r.shadow_first[0])
 		printf("first difference: %s\n", r.shadow_first);
-	printf("shallower than %s: longest %" PRId64 " ns with the tick stopped, %" PRId64 " ns with it running\n",
+	printf("shallower than %s: longest %lld ns with the tick stopped, %lld ns with it running\n",
 	       shadow, r.shallower_stopped_ns, r.shallower_kept_ns);
-	printf("agree %s %s: %" PRIu64 " of %" PRIu64 " (%.3f%%), same state in %" PRIu64 "\n",
+	printf("agree %s %s: %llu of %llu (%.3f%%), same state in %llu\n",
 	       gname, shadow, r.shadow_same, r.wakeups,
 	       100.0 * r.shadow_same / max(r.wakeups, 1), r.shadow_idx_same);
+	return 0;
+}
+
+/*
+ * --decisions: replay one governor and write each of its calls as a line
+ * "PERIOD CPU STATE STOP_TICK TICK_STOPPED" (PERIOD counts the trace's
+ * lines from 1; STOP_TICK is the governor's tick decision, TICK_STOPPED
+ * whether the tick was already stopped) to @path.
+ */
+static int decisions(const struct cpuidle_driver *drv, const struct trace *t,
+		     const struct replay_cfg *cfg0, const char *gname,
+		     const char *path)
+{
+	const struct gov *g = find_gov(gname);
+	struct replay_cfg cfg = *cfg0;
+	struct result r;
+	int ret;
+
+	if (!g || !g->ops || strchr(gname, ',')) {
+		fprintf(stderr, "cpuidle-replay: --decisions needs one governor of the harness in --gov, not '%s'\n",
+			gname);
+		return 2;
+	}
+	cfg.decisions = fopen(path, "w");
+	if (!cfg.decisions) {
+		fprintf(stderr, "cpuidle-replay: cannot write %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	ret = replay(drv, t, g, &cfg, &r);
+	if (fclose(cfg.decisions) || ret) {
+		fprintf(stderr, "cpuidle-replay: %s\n", ret ? "the governor returned a state out of range" :
+			"cannot finish writing the decisions");
+		return 1;
+	}
+	printf("decisions %s: %llu calls in %s\n", gname, r.wakeups, path);
 	return 0;
 }
 
@@ -1393,6 +1529,7 @@ static void usage(const char *why)
 	fprintf(stderr, "cpuidle-replay: %s\n"
 		"usage: cpuidle-replay --table FILE --trace FILE [--gov NAME[,NAME...]] [--hz N] [--exit-share PCT] [--disable MASK] [--csv] [--no-cost]\n"
 		"       cpuidle-replay --table FILE --trace FILE --agree SHADOW [--gov NAME] [--hz N] ...\n"
+		"       cpuidle-replay --table FILE --trace FILE --gov NAME --decisions FILE [--events FILE] [--hz N] ...\n"
 		"       cpuidle-replay --self-test\n"
 		"       cpuidle-replay --self-test-fuzz ITERATIONS\n", why);
 	exit(2);
@@ -1401,6 +1538,7 @@ static void usage(const char *why)
 int main(int argc, char **argv)
 {
 	const char *table = NULL, *trace = NULL, *gname = NULL, *shadow = NULL;
+	const char *dfile = NULL, *efile = NULL;
 	bool csv = false, cost = true;
 	struct replay_cfg cfg = { .tick_ns = NSEC_PER_MSEC, .exit_share_pct = 50 };
 	struct cpuidle_driver drv;
@@ -1437,6 +1575,10 @@ int main(int argc, char **argv)
 			gname = argv[++i];
 		else if (!strcmp(a, "--agree"))
 			shadow = argv[++i];
+		else if (!strcmp(a, "--decisions"))
+			dfile = argv[++i];
+		else if (!strcmp(a, "--events"))
+			efile = argv[++i];
 		else if (!strcmp(a, "--hz")) {
 			long hz = strtol(argv[++i], NULL, 10);
 
@@ -1466,6 +1608,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (efile && !dfile)
+		usage("--events goes with --decisions");
+	if (efile) {
+		shim_trace = fopen(efile, "w");
+		if (!shim_trace) {
+			fprintf(stderr, "cpuidle-replay: cannot write %s: %s\n", efile, strerror(errno));
+			return 2;
+		}
+	}
+	if (dfile)
+		return decisions(&drv, &t, &cfg, gname ? gname : "teo", dfile);
 	if (shadow)
 		return agree(&drv, &t, &cfg, gname ? gname : "teo", shadow);
 	if (gname) {

@@ -13,10 +13,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
-typedef uint64_t u64;
-typedef int64_t s64;
+typedef unsigned long long u64;	/* as the kernel's, so that %llu fits */
+typedef long long s64;
 typedef uint32_t u32;
 typedef int32_t s32;
 typedef uint8_t u8;
@@ -64,13 +65,42 @@ typedef s64 ktime_t;
 #define EXPORT_SYMBOL_IF_KUNIT(sym)
 #define KUNIT_STATIC_STUB_REDIRECT(fn, args...)	do { } while (0)
 
-/* Trace events (TRACE_EVENT()) compile to calls that do nothing. */
+/*
+ * Trace events (TRACE_EVENT()): each call fills the event's fields as the
+ * kernel does and, if shim_trace is set (cpuidle-replay --events), prints
+ * them as the kernel's trace file would, one event per line.
+ */
+struct shim_symbol {
+	long value;
+	const char *name;
+};
+
+extern FILE *shim_trace;
+const char *shim_symbolic(long value, const struct shim_symbol *syms);
+
 #define TP_PROTO(args...)		args
 #define TP_ARGS(args...)		args
+#define TP_STRUCT__entry(args...)	args
+#define TP_fast_assign(args...)		args
+#define TP_printk(fmt, args...)		fmt, args
+#define __field(type, item)		type item;
+#define __print_symbolic(value, syms...)				\
+	({ static const struct shim_symbol __syms[] = { syms, { 0, NULL } }; \
+	   shim_symbolic(value, __syms); })
 #define TRACE_DEFINE_ENUM(x)
-#define TRACE_EVENT(name, proto, args, entry, assign, print)	\
-	static inline void trace_##name(proto) { }			\
-	static inline bool trace_##name##_enabled(void) { return false; }
+#define TRACE_EVENT(name, proto, args, entry, assign, print)		\
+	struct shim_entry_##name { entry };				\
+	static inline void trace_##name(proto)				\
+	{								\
+		struct shim_entry_##name __e, *__entry = &__e;		\
+									\
+		if (!shim_trace)					\
+			return;						\
+		assign							\
+		fprintf(shim_trace, #name ": " print);			\
+		fputc('\n', shim_trace);				\
+	}								\
+	static inline bool trace_##name##_enabled(void) { return shim_trace; }
 
 /* 64-bit arithmetic helpers: plain C here. */
 #define div_u64(a, b)		((u64)(a) / (u32)(b))
