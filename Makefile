@@ -9,6 +9,11 @@
 #   lint and tree
 #   make run                boot the patched kernel in QEMU (arm64, or ARCH=x86_64)
 #                           and show the governors at work
+#   make vmbench            teo, teo-7.3, teo-6.12, menu and ladder in one guest
+#                           (arm64, or ARCH=x86_64) under rt-app, cyclictest and
+#                           a ping-pong, traced by trace-cmd: tables, CSV, plot
+#   make fidelity           replay the boot test's trace through the harness and
+#                           compare with the kernel's decisions (ARCH=x86_64 too)
 #   make kunit ARCH=x86_64  the KUnit suite on one architecture (or arm64)
 #   make lint               checkpatch, W=1 + sparse, kernel-doc, i386
 #   make tree               make the patched tree and print its path
@@ -21,7 +26,7 @@
 
 SCRIPTS := scripts/teo
 
-.PHONY: all check run kunit lint tree series harness bench bench-readme cost deps help
+.PHONY: all check run vmbench fidelity kunit lint tree series harness bench bench-readme cost deps help
 
 all: help
 
@@ -32,7 +37,15 @@ check:
 	@$(SCRIPTS)/check
 
 run: deps
+	@$(SCRIPTS)/deps trace-cmd python3-matplotlib
 	@$(SCRIPTS)/run $(if $(ARCH),$(ARCH),arm64)
+
+vmbench: deps
+	@$(SCRIPTS)/deps trace-cmd python3-matplotlib
+	@$(SCRIPTS)/vmbench $(if $(ARCH),$(ARCH),arm64)
+
+fidelity: deps
+	@$(SCRIPTS)/fidelity $(if $(ARCH),$(ARCH),arm64)
 
 kunit: deps
 	@$(SCRIPTS)/kunit $(if $(ARCH),$(ARCH),x86_64)
