@@ -21,6 +21,7 @@
 #                           letter, signed off with your git config identity
 #   make harness            build the replay harness, run its self-tests
 #   make bench              compare the governors on every workload and table
+#                           (TRACE=FILE TABLE=FILE [HZ=N]: on a trace of yours)
 #   make bench-readme       the same, and refresh the harness README's figures
 #   make cost               instructions per decision of each governor (callgrind)
 
@@ -63,7 +64,7 @@ harness: deps
 	@$(SCRIPTS)/harness
 
 bench: deps
-	@$(SCRIPTS)/bench
+	@$(SCRIPTS)/bench $(if $(TRACE),--trace $(TRACE) --table $(TABLE) $(if $(HZ),--hz $(HZ)))
 
 bench-readme: deps
 	@$(SCRIPTS)/bench --update-readme
