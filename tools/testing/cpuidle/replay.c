@@ -1046,29 +1046,29 @@ static void test_recorded(void)
 	free(t.p);
 }
 
+/* @text must fail to parse, with @want in the message. */
+static void trace_rejected(const char *text, const char *want, const char *what)
+{
+	struct trace t;
+
+	check(parse_trace("t", text, &t) && strstr(errbuf, want), "%s: %s", what, errbuf);
+	free(t.p);
+}
+
 static void test_formats(void)
 {
 	struct cpuidle_driver drv;
 	struct trace t;
 
-	check(parse_trace("t", "teo-trace v1\n100 - 0 1024 - 0 0\n1 2 x 1024 - 0 0\n", &t) &&
-	      strstr(errbuf, "t:3:"), "trace with a bad 3rd line is rejected: %s", errbuf);
-	free(t.p);
-	check(parse_trace("t", "teo-trace v3\n", &t) && strstr(errbuf, "t:1:"),
-	      "trace of an unknown version is rejected: %s", errbuf);
-	check(parse_trace("t", "teo-trace v2\n100 - 0 1024 - 0 0\n", &t) &&
-	      strstr(errbuf, "want 9 fields"),
-	      "version 2 wants the tick fields: %s", errbuf);
-	free(t.p);
-	check(parse_trace("t", "teo-trace v2\n100 - 0 1024 - 0 0 50 2\n", &t) &&
-	      strstr(errbuf, "stopped must be"),
-	      "version 2's stopped is 0, 1 or -: %s", errbuf);
-	free(t.p);
-	free(t.p);
-	check(parse_trace("t", "teo-trace v1\n5 - 900 800 - 0 0\n", &t) &&
-	      strstr(errbuf, "t:2:"),
-	      "utilization above capacity is rejected: %s", errbuf);
-	free(t.p);
+	trace_rejected("teo-trace v1\n100 - 0 1024 - 0 0\n1 2 x 1024 - 0 0\n", "t:3:",
+		       "trace with a bad 3rd line is rejected");
+	trace_rejected("teo-trace v3\n", "t:1:", "trace of an unknown version is rejected");
+	trace_rejected("teo-trace v2\n100 - 0 1024 - 0 0\n", "want 9 fields",
+		       "version 2 wants the tick fields");
+	trace_rejected("teo-trace v2\n100 - 0 1024 - 0 0 50 2\n", "stopped must be",
+		       "version 2's stopped is 0, 1 or -");
+	trace_rejected("teo-trace v1\n5 - 900 800 - 0 0\n", "t:2:",
+		       "utilization above capacity is rejected");
 	check(parse_table("s", "teo-states v1\nA 1 10 - 1\nB 2 5 - 1\n", &drv) &&
 	      strstr(errbuf, "s:3:"),
 	      "state table out of order is rejected: %s", errbuf);
