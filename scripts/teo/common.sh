@@ -126,6 +126,18 @@ harness_make()
 		"${args[@]}" OUT="$TEO_CACHE/build/harness" "$@"
 }
 
+# guest_table POWERS: the harness's state table (teo-states v1) of a
+# guest, from "NAME LATENCY_US RESIDENCY_US" lines of CPU 0 on standard
+# input (sysfs's figures, as the guest printed them) and POWERS, the
+# "NAME POWER" lines scripts/teo/guest-tables wrote.  POLL polls.
+guest_table()
+{
+	echo "teo-states v1"
+	awk 'NR == FNR { power[$1] = $2; next }
+		{ if (!($1 in power)) { print "no power for state " $1 > "/dev/stderr"; exit 1 }
+		  printf "%s %d %d %s %d\n", $1, $2, $3, $1 == "POLL" ? "poll" : "-", power[$1] }' "$1" -
+}
+
 # seeded_traces DIR WORKLOAD...: each WORKLOAD of the harness's
 # workloads.py into DIR/WORKLOAD.trace, as scripts/teo/bench makes it (seed
 # 1, TEO_BENCH_PERIODS idle periods, default 4000).
