@@ -838,13 +838,27 @@ VISIBLE_IF_KUNIT bool teo_cpu_utilized(int cpu)
 }
 EXPORT_SYMBOL_IF_KUNIT(teo_cpu_utilized);
 
+/**
+ * teo_latency_req - Exit latency limit of a CPU.
+ * @cpu: The CPU.
+ *
+ * Return: cpuidle_governor_latency_req() (global and per-CPU QoS), or what
+ * a KUnit stub says.
+ */
+VISIBLE_IF_KUNIT s64 teo_latency_req(int cpu)
+{
+	KUNIT_STATIC_STUB_REDIRECT(teo_latency_req, cpu);
+	return cpuidle_governor_latency_req(cpu);
+}
+EXPORT_SYMBOL_IF_KUNIT(teo_latency_req);
+
 static void teo_gather(struct cpuidle_driver *drv, struct cpuidle_device *dev,
 		       struct teo_input *in)
 {
 	in->states = drv->states;
 	in->state_count = drv->state_count;
 	in->usage = dev->states_usage;
-	in->latency_req_ns = cpuidle_governor_latency_req(dev->cpu);
+	in->latency_req_ns = teo_latency_req(dev->cpu);
 	in->tick_period_ns = TICK_NSEC;
 	in->tick_stopped = teo_tick_stopped();
 	in->utilized = false;

@@ -238,6 +238,7 @@ bool teo_tick_stopped(void);
 bool teo_got_tick(void);
 ktime_t teo_sleep_length(ktime_t *delta_tick);
 bool teo_cpu_utilized(int cpu);
+s64 teo_latency_req(int cpu);
 #endif
 
 #endif /* __CPUIDLE_GOV_TEO_H */
