@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests for the TEO cpuidle governor's decision core.
+ * KUnit tests for the TEO cpuidle governor: its decision core and its
+ * cpuidle callbacks.
  *
  * Three tables drive the suite:
  *
@@ -19,12 +20,18 @@
  * exit latency is within the limit, the tick is never stopped for a polling
  * state and no sleep length query is left pending.
  *
+ * The glue tests call the cpuidle callbacks themselves on a fake CPU whose
+ * questions to the kernel (tick, sleep length, latency limit, utilization)
+ * static stubs answer, with ordinary tables and with hostile ones driven
+ * at random (see teo_glue_chaos()).
+ *
  * Copyright (C) 2026 The TEO governor developers
  */
 
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/container_of.h>
+#include <linux/cpumask.h>
 #include <linux/cpuidle.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
@@ -32,6 +39,7 @@
 #include <linux/module.h>
 #include <linux/preempt.h>
 #include <linux/prandom.h>
+#include <linux/sched.h>
 #include <linux/smp.h>
 #include <linux/stddef.h>
 #include <linux/string.h>
@@ -1971,6 +1979,7 @@ static void teo_test_util_never_polls(struct kunit *test)
  * @sleep_length_ns: What teo_sleep_length() answers.
  * @delta_tick_ns: Time to the next tick it reports.
  * @utilized: What teo_cpu_utilized() answers.
+ * @latency_req_ns: What teo_latency_req() answers.
  * @got_tick_reads: Calls of teo_got_tick().
  * @sleep_length_reads: Calls of teo_sleep_length().
  * @utilized_reads: Calls of teo_cpu_utilized().
@@ -1983,6 +1992,7 @@ struct teo_glue {
 	s64 sleep_length_ns;
 	s64 delta_tick_ns;
 	bool utilized;
+	s64 latency_req_ns;
 	int got_tick_reads;
 	int sleep_length_reads;
 	int utilized_reads;
@@ -2025,55 +2035,85 @@ static bool teo_stub_cpu_utilized(int cpu)
 	return g->utilized;
 }
 
-static void teo_glue_release(void *unused)
+static s64 teo_stub_latency_req(int cpu)
 {
-	migrate_enable();
+	return teo_glue_of_test()->latency_req_ns;
 }
 
-/* The fake CPU of a glue test, on the CPU the test now stays on. */
-static struct teo_glue *teo_glue_setup(struct kunit *test)
+/* Give the fake CPU's driver table @t (as a _CST change would). */
+static void teo_glue_load(struct teo_glue *g, const struct teo_table *t)
 {
-	struct teo_glue *g = kunit_kzalloc(test, sizeof(*g), GFP_KERNEL);
 	int i;
 
+	memset(g->drv.states, 0, sizeof(g->drv.states));
+	g->drv.state_count = t->count;
+	for (i = 0; i < t->count; i++)
+		g->drv.states[i] = t->states[i];
+}
+
+/*
+ * The fake CPU of a glue test with table @t, on the CPU the test now stays
+ * on, with no latency limit but the default QoS one (2000 s).
+ */
+static struct teo_glue *teo_glue_setup_table(struct kunit *test,
+					     const struct teo_table *t)
+{
+	struct teo_glue *g = kunit_kzalloc(test, sizeof(*g), GFP_KERNEL);
+
 	KUNIT_ASSERT_NOT_NULL(test, g);
-	g->drv.state_count = x86.count;
-	for (i = 0; i < x86.count; i++)
-		g->drv.states[i] = x86.states[i];
+	teo_glue_load(g, t);
 	g->sleep_length_ns = MS(50);
 	g->delta_tick_ns = TICK_NSEC;
+	g->latency_req_ns = 2000LL * NSEC_PER_SEC;
 	test->priv = g;
 	kunit_activate_static_stub(test, teo_tick_stopped, teo_stub_tick_stopped);
 	kunit_activate_static_stub(test, teo_got_tick, teo_stub_got_tick);
 	kunit_activate_static_stub(test, teo_sleep_length, teo_stub_sleep_length);
 	kunit_activate_static_stub(test, teo_cpu_utilized, teo_stub_cpu_utilized);
+	kunit_activate_static_stub(test, teo_latency_req, teo_stub_latency_req);
 
-	/* The governor's data is per CPU: stay on this one. */
-	migrate_disable();
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, teo_glue_release,
-							NULL), 0);
+	/*
+	 * The governor's data is per CPU: the test's thread (which ends with
+	 * the test case) stays on this one, and calls the callbacks with
+	 * preemption off, as the idle loop does.  Not migrate_disable(): the
+	 * case's cleanup runs in another thread, which could not undo it.
+	 */
 	g->dev.cpu = raw_smp_processor_id();
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current,
+						   cpumask_of(g->dev.cpu)), 0);
+	KUNIT_ASSERT_EQ(test, raw_smp_processor_id(), g->dev.cpu);
 	g->dev.last_state_idx = -1;
 	teo_enable(&g->drv, &g->dev);
 	return g;
+}
+
+static struct teo_glue *teo_glue_setup(struct kunit *test)
+{
+	return teo_glue_setup_table(test, &x86);
 }
 
 /* A selection through the callback, checked against the invariants. */
 static int teo_glue_select(struct kunit *test, struct teo_glue *g,
 			   bool *stop_tick)
 {
+	struct teo_input in = {
+		.states = g->drv.states,
+		.state_count = g->drv.state_count,
+		.usage = g->dev.states_usage,
+		.latency_req_ns = g->latency_req_ns,
+	};
+	struct teo_decision d = { };
 	bool stop = true;
-	int idx = teo_select(&g->drv, &g->dev, &stop);
 
-	KUNIT_ASSERT_GE(test, idx, 0);
-	KUNIT_ASSERT_LT(test, idx, g->drv.state_count);
-	KUNIT_EXPECT_FALSE(test, g->dev.states_usage[idx].disable);
-	KUNIT_EXPECT_FALSE(test, stop && (g->drv.states[idx].flags &
-					  CPUIDLE_FLAG_POLLING));
+	preempt_disable();
+	d.idx = teo_select(&g->drv, &g->dev, &stop);
+	preempt_enable();
+	d.stop_tick = stop;
+	teo_check_invariants(test, &in, &d, "glue");
 	KUNIT_EXPECT_EQ(test, g->dev.last_state_idx, -1);
 	if (stop_tick)
 		*stop_tick = stop;
-	return idx;
+	return d.idx;
 }
 
 /* The CPU was idle in @idx for @residency_ns; then the core reflects. */
@@ -2083,7 +2123,9 @@ static void teo_glue_wake(struct teo_glue *g, int idx, s64 residency_ns,
 	g->dev.last_residency_ns = residency_ns;
 	g->dev.poll_time_limit = poll_limit;
 	g->got_tick = tick;
+	preempt_disable();
 	teo_reflect(&g->dev, idx);
+	preempt_enable();
 }
 
 /* @n wakeups after @residency_ns in C1 with the next timer far away. */
@@ -2245,6 +2287,245 @@ static void teo_test_glue_tick_stopped(struct kunit *test)
 	KUNIT_EXPECT_EQ_MSG(test, idx, 3, "timer in 20 ticks");
 }
 
+/*
+ * Hostile state tables: what drivers we never saw may register.  The core
+ * only bounds the number of states (CPUIDLE_STATE_MAX); anything else in
+ * them is legal, so the governor must keep its invariants on each.
+ */
+#define RAW_STATE(_name, _lat_ns, _res_ns, _flags) {			\
+	.name = _name,							\
+	.exit_latency_ns = _lat_ns,					\
+	.target_residency_ns = _res_ns,					\
+	.flags = _flags,						\
+}
+
+static const struct teo_table hostile_max = {
+	.name = "max-states", .count = CPUIDLE_STATE_MAX, .states = {
+		STATE("POLL", 0, 0, CPUIDLE_FLAG_POLLING),
+		STATE("S1", 1, 2, 0),
+		STATE("S2", 3, 10, 0),
+		STATE("S3", 10, 40, 0),
+		STATE("S4", 40, 120, 0),
+		STATE("S5", 100, 400, 0),
+		STATE("S6", 300, 1000, 0),
+		STATE("S7", 800, 3000, 0),
+		STATE("S8", 2000, 8000, 0),
+		STATE("S9", 5000, 20000, 0),
+	},
+};
+
+static const struct teo_table hostile_res_below_lat = {
+	.name = "residency<latency", .count = 3, .states = {
+		STATE("C1", 10, 1, 0),
+		STATE("C2", 500, 100, 0),
+		STATE("C3", 5000, 2000, 0),
+	},
+};
+
+static const struct teo_table hostile_zero = {
+	.name = "zero", .count = 3, .states = {
+		STATE("POLL", 0, 0, CPUIDLE_FLAG_POLLING),
+		STATE("C1", 0, 0, 0),
+		STATE("C2", 0, 0, 0),
+	},
+};
+
+static const struct teo_table hostile_huge = {
+	.name = "near-S64_MAX", .count = 4, .states = {
+		STATE("WFI", 1, 1, 0),
+		RAW_STATE("far", 0, S64_MAX - 1, 0),
+		RAW_STATE("slow", S64_MAX - 1, S64_MAX - 1, 0),
+		RAW_STATE("max", S64_MAX, S64_MAX, 0),
+	},
+};
+
+static const struct teo_table hostile_equal = {
+	.name = "all-equal", .count = 4, .states = {
+		STATE("C1", 10, 100, 0),
+		STATE("C2", 10, 100, 0),
+		STATE("C3", 10, 100, 0),
+		STATE("C4", 10, 100, 0),
+	},
+};
+
+static const struct teo_table hostile_descending = {
+	.name = "deepest-first", .count = 3, .states = {
+		STATE("C3", 1000, 3000, 0),
+		STATE("C1", 1, 1, 0),
+		STATE("POLL", 0, 0, CPUIDLE_FLAG_POLLING),
+	},
+};
+
+static const struct teo_table *const teo_hostile_tables[] = {
+	&hostile_max, &hostile_res_below_lat, &hostile_zero, &hostile_huge,
+	&hostile_equal, &hostile_descending, &wfi_only, &poll_only, &x86,
+};
+
+static void teo_table_desc(const struct teo_table *const *t, char *desc)
+{
+	strscpy(desc, (*t)->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(teo_hostile, teo_hostile_tables, teo_table_desc);
+
+/* A value for a glue input: often ordinary, sometimes extreme. */
+static s64 teo_chaos_ns(struct rnd_state *rnd, s64 scale_ns)
+{
+	switch (prandom_u32_state(rnd) % 8) {
+	case 0:
+		return 0;
+	case 1:
+		return KTIME_MAX;
+	case 2:
+		return prandom_u32_state(rnd) % 1000;
+	default:
+		return prandom_u32_state(rnd) % (u32)scale_ns;
+	}
+}
+
+/* One in @n. */
+static bool teo_chance(struct rnd_state *rnd, u32 n)
+{
+	return !(prandom_u32_state(rnd) % n);
+}
+
+/*
+ * @steps idle periods of a fake CPU driven at random through the glue:
+ * the tick stopped or not across periods, sleep lengths and residencies
+ * from 0 to KTIME_MAX, polling-limit and tick wakeups, states disabled and
+ * re-enabled between selection and update, latency limits from 0 to none,
+ * entries the driver rejects (the core then skips ->reflect) and ->enable
+ * again now and then (a governor switch).  Every selection is checked
+ * against the invariants (in teo_glue_select()).
+ */
+static void teo_glue_chaos(struct kunit *test, struct teo_glue *g,
+			   u64 seed, int steps)
+{
+	static const s64 limits[] = { 0, 1, US(2), US(150), S64_MAX };
+	struct rnd_state rnd;
+	int i, idx;
+
+	prandom_seed_state(&rnd, seed);
+	for (i = 0; i < steps; i++) {
+		const struct cpuidle_state *s;
+
+		if (teo_chance(&rnd, 8)) {
+			idx = prandom_u32_state(&rnd) % g->drv.state_count;
+			g->dev.states_usage[idx].disable ^= 1;
+		}
+		if (teo_chance(&rnd, 16))
+			g->latency_req_ns = limits[prandom_u32_state(&rnd) %
+						   ARRAY_SIZE(limits)];
+		if (teo_chance(&rnd, 4))
+			g->tick_stopped = !g->tick_stopped;
+		g->sleep_length_ns = teo_chaos_ns(&rnd, MS(100));
+		g->delta_tick_ns = teo_chaos_ns(&rnd, TICK_NSEC);
+		g->utilized = teo_chance(&rnd, 2);
+
+		idx = teo_glue_select(test, g, NULL);
+		s = &g->drv.states[idx];
+
+		/* Changed while the CPU is idle, before the next update. */
+		if (teo_chance(&rnd, 8))
+			g->dev.states_usage[idx].disable ^= 1;
+		if (teo_chance(&rnd, 200)) {
+			teo_enable(&g->drv, &g->dev);
+			continue;
+		}
+		/* The driver rejected the entry: no ->reflect. */
+		if (teo_chance(&rnd, 16))
+			continue;
+		teo_glue_wake(g, idx, teo_chaos_ns(&rnd, MS(200)),
+			      teo_chance(&rnd, 4),
+			      (s->flags & CPUIDLE_FLAG_POLLING) &&
+			      teo_chance(&rnd, 3));
+	}
+}
+
+/* Each hostile table through the glue: 4000 random idle periods. */
+static void teo_test_glue_hostile(struct kunit *test)
+{
+	const struct teo_table *t = *(const struct teo_table *const *)
+				    test->param_value;
+	struct teo_glue *g = teo_glue_setup_table(test, t);
+	int i, idx;
+
+	/* First, a plain selection with no history, all states enabled. */
+	idx = teo_glue_select(test, g, NULL);
+	teo_glue_wake(g, idx, US(100), false, false);
+	teo_glue_chaos(test, g, t->count * 7919 + t->states[0].exit_latency_ns,
+		       4000);
+
+	/* Then everything enabled again, no limit: it still selects. */
+	for (i = 0; i < t->count; i++)
+		g->dev.states_usage[i].disable = 0;
+	g->latency_req_ns = S64_MAX;
+	g->tick_stopped = false;
+	g->sleep_length_ns = MS(50);
+	g->delta_tick_ns = TICK_NSEC;
+	for (i = 0; i < 50; i++) {
+		idx = teo_glue_select(test, g, NULL);
+		teo_glue_wake(g, idx, MS(50), false, false);
+	}
+}
+
+/*
+ * The table changes under the governor (an ACPI _CST change): the core
+ * disables the device, the driver rewrites its table and ->enable runs
+ * again.  The history of the old table is gone, whatever it was, and a
+ * table of fewer states never sees a state of the old one.
+ */
+static void teo_test_glue_table_change(struct kunit *test)
+{
+	struct teo_glue *g = teo_glue_setup_table(test, &hostile_max);
+	int i, idx;
+
+	/* Learn intercepts in a deep bin, and leave a deep state entered. */
+	for (i = 0; i < 32; i++) {
+		idx = teo_glue_select(test, g, NULL);
+		teo_glue_wake(g, idx, MS(10), false, false);
+	}
+	idx = teo_glue_select(test, g, NULL);
+	KUNIT_EXPECT_GE(test, idx, 7);
+	KUNIT_EXPECT_LT(test, idx, 9);
+	teo_glue_wake(g, 9, MS(30), false, false);
+
+	teo_glue_load(g, &arm2);
+	teo_enable(&g->drv, &g->dev);
+	for (i = 0; i < 32; i++) {
+		idx = teo_glue_select(test, g, NULL);
+		KUNIT_EXPECT_EQ_MSG(test, idx, 1, "selection %d after the change",
+				    i);
+		teo_glue_wake(g, idx, MS(30), false, false);
+	}
+
+	/* And back to the long table: its deepest state, no old history. */
+	teo_glue_load(g, &hostile_max);
+	teo_enable(&g->drv, &g->dev);
+	KUNIT_EXPECT_EQ(test, teo_glue_select(test, g, NULL), 9);
+}
+
+/*
+ * A driver that rejects the entry (returns a negative index) gets no
+ * ->reflect: the next selection has nothing to account and decides as if
+ * the rejected one had not happened.
+ */
+static void teo_test_glue_rejected(struct kunit *test)
+{
+	struct teo_glue *g = teo_glue_setup(test);
+	int i, idx, first;
+
+	teo_glue_intercepts(test, g, 16, US(100));
+	first = teo_glue_select(test, g, NULL);
+	KUNIT_EXPECT_LT(test, first, 3);
+	for (i = 0; i < 100; i++) {
+		idx = teo_glue_select(test, g, NULL);
+		KUNIT_EXPECT_EQ_MSG(test, idx, first, "after %d rejections",
+				    i + 1);
+	}
+	KUNIT_EXPECT_EQ(test, g->got_tick_reads, 16);
+}
+
 static struct kunit_case teo_test_cases[] = {
 	KUNIT_CASE_PARAM(teo_test_select, teo_select_gen_params),
 	KUNIT_CASE_PARAM(teo_test_account, teo_account_gen_params),
@@ -2265,6 +2546,9 @@ static struct kunit_case teo_test_cases[] = {
 	KUNIT_CASE(teo_test_glue_disabled_in_between),
 	KUNIT_CASE(teo_test_glue_reenable),
 	KUNIT_CASE(teo_test_glue_tick_stopped),
+	KUNIT_CASE_PARAM(teo_test_glue_hostile, teo_hostile_gen_params),
+	KUNIT_CASE(teo_test_glue_table_change),
+	KUNIT_CASE(teo_test_glue_rejected),
 	{}
 };
 
