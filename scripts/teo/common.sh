@@ -154,12 +154,29 @@ seeded_traces()
 	done
 }
 
+# What a kernel log must not contain: warnings and oopses, the reports of
+# KASAN, UBSAN, lockdep (its reports start with "WARNING:" or "BUG:", and it
+# says when it turns itself off), DEBUG_PREEMPT and DEBUG_ATOMIC_SLEEP
+# ("BUG:"), RCU stall and hung-task reports, ACPI errors and our guests' own
+# errors.  Lockdep's boot banner ("Lock dependency validator") is no report.
+TEO_REPORT_RE='WARNING:|Oops|BUG:|Kernel panic|Call [Tt]race:|cut here|UBSAN:|KASAN:|'
+TEO_REPORT_RE+='turning off the locking correctness validator|DEBUG_LOCKS_WARN_ON|'
+TEO_REPORT_RE+='rcu: INFO:|self-detected stall|detected stalls|blocked for more than|'
+TEO_REPORT_RE+='ACPI (BIOS )?Error|^TEO error'
+
+# kernel_reports LOG [MAX]: the first MAX (default 3) lines of LOG that
+# TEO_REPORT_RE matches; none, and status 0, for a clean log.
+kernel_reports()
+{
+	grep -a -E -m "${2:-3}" "$TEO_REPORT_RE" "$1" || true
+}
+
 # cross_prefix ARCH: the CROSS_COMPILE prefix for ARCH on this host.
 cross_prefix()
 {
 	case "$1" in
 	x86_64|i386) echo "" ;;
 	arm64) echo "aarch64-linux-gnu-" ;;
-	*) die "unknown ARCH '$1' (expected x86_64 or arm64)" ;;
+	*) die "unknown ARCH '$1' (expected x86_64, arm64 or i386)" ;;
 	esac
 }
