@@ -19,6 +19,9 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#endif
 #include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -470,6 +473,12 @@ struct replay_cfg {
 	const int *ref_idx;	/* if set: count idle time in states shallower */
 	const struct gov *shadow;	/* if set: see shadow_select() */
 	FILE *decisions;	/* if set: one line per governor call */
+	/*
+	 * If set, a tick due while a polling state spins does not end it
+	 * (poll_idle() stops only at need_resched() or its time limit): the
+	 * idle period goes on and the governor sees the tick's flag.
+	 */
+	bool tick_in_poll;
 };
 
 /*
@@ -634,6 +643,20 @@ static int shadow_select(struct cpuidle_driver *drv,
 	return sidx;
 }
 
+/*
+ * The part of a state's exit latency spent waking up, which the residency
+ * includes: a table may claim any exit latency, but waking up takes at most
+ * a second here.
+ */
+static s64 exit_share(const struct cpuidle_state *s,
+		      const struct replay_cfg *cfg)
+{
+	s64 lat = s->exit_latency_ns < NSEC_PER_SEC ? s->exit_latency_ns :
+		  NSEC_PER_SEC;
+
+	return lat * cfg->exit_share_pct / 100;
+}
+
 static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 		  const struct gov *g, const struct replay_cfg *cfg,
 		  struct result *r)
@@ -693,7 +716,7 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 					 cfg->tick_ns - (s64)(now % cfg->tick_ns);
 			s64 idle = natural - elapsed, diff;
 			bool stop_tick = true, tick_woke = false;
-			bool poll_woke = false, st;
+			bool poll_woke = false, st, polls;
 			int idx, best, sidx = -1;
 
 			now_seen.sleep_length_ns = p->timer_ns - elapsed;
@@ -722,12 +745,14 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 				fprintf(cfg->decisions, "%zu %u %d %d %d\n", k + 1,
 					p->cpu, idx, stop_tick, stopped);
 			stopped |= stop_tick;
+			polls = drv.states[idx].flags & CPUIDLE_FLAG_POLLING;
 
-			if (!stopped && delta_tick < idle) {
+			if (!stopped && delta_tick < idle &&
+			    !(polls && cfg->tick_in_poll)) {
 				idle = delta_tick;
 				tick_woke = true;
 			}
-			if (drv.states[idx].flags & CPUIDLE_FLAG_POLLING) {
+			if (polls) {
 				s64 limit = poll_limit(&drv, dev, cfg->tick_ns);
 
 				if (limit < idle) {
@@ -735,12 +760,13 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 					poll_woke = true;
 					tick_woke = false;
 				}
+				if (cfg->tick_in_poll)
+					tick_woke = !stopped && delta_tick < idle;
 			}
 
 			/* A recorded residency has its exit latency in it. */
 			diff = idle + (recorded && !tick_woke && !poll_woke ? 0 :
-				       drv.states[idx].exit_latency_ns *
-				       cfg->exit_share_pct / 100);
+				       exit_share(&drv.states[idx], cfg));
 			dev->last_residency_ns = diff;
 			dev->poll_time_limit = poll_woke;
 			dev->states_usage[idx].usage++;
@@ -1086,10 +1112,14 @@ static void test_formats(void)
  * latencies, equal residencies, one to ten states, a polling state 0 or
  * not), disabled states, latency limits, HZ, utilization and a 40-period
  * idle history on four CPUs, a quarter of whose periods have no busy time
- * (after an interrupt, the tick stays stopped across them).
+ * (after an interrupt, the tick stays stopped across them); half the cases
+ * notice a tick inside a polling state (see struct replay_cfg).  With
+ * @extreme, also near-S64_MAX target residencies and exit latencies, and
+ * periods with no timer at all (an interrupt ends them); those are for our
+ * teo alone, as upstream's governors were not written for them.
  */
 static void random_case(struct cpuidle_driver *drv, struct trace *t,
-			struct replay_cfg *cfg)
+			struct replay_cfg *cfg, bool extreme)
 {
 	static const s64 hz[] = { 100, 250, 300, 1000 };
 	s64 res = 0;
@@ -1100,6 +1130,7 @@ static void random_case(struct cpuidle_driver *drv, struct trace *t,
 		.exit_share_pct = rng() % 101,
 		.disabled = rng() % 4 ? 0 : (u32)rng(),
 		.check_invariants = true,
+		.tick_in_poll = rng() % 2,
 	};
 	*drv = (struct cpuidle_driver) { .name = "fuzz" };
 	memset(t, 0, sizeof(*t));
@@ -1107,22 +1138,28 @@ static void random_case(struct cpuidle_driver *drv, struct trace *t,
 	for (k = 0; k < drv->state_count; k++) {
 		struct cpuidle_state *st = &drv->states[k];
 
-		if (k && rng() % 4)
+		if (k && rng() % 4 && res < NSEC_PER_SEC)
 			res += rng() % 3 ? rng() % 5000000 : 0;
+		if (extreme && k && !(rng() % 8))
+			res = S64_MAX - rng() % 2;
 		st->target_residency_ns = res;
-		st->exit_latency_ns = rng() % 3 ? rng() % (res + 1) :
+		st->exit_latency_ns = rng() % 3 ? (s64)(rng() % ((u64)res + 1)) :
 				      rng() % 3000000;
+		if (extreme && !(rng() % 8))
+			st->exit_latency_ns = S64_MAX - rng() % 2;
 		st->flags = !k && rng() % 2 ? CPUIDLE_FLAG_POLLING : 0;
 		if (st->flags)
 			st->exit_latency_ns = st->target_residency_ns = 0;
 	}
 	for (k = 0; k < 40; k++) {
+		s64 irq = rng() % 2 ? (s64)(rng() % 3000000) : -1;
 		struct period *p;
 
-		add(t, rng() % 3 ? rng() % 30000000 : rng() % 50000,
-		    rng() % 2 ? (s64)(rng() % 3000000) : -1,
+		add(t, rng() % 3 ? rng() % 30000000 : rng() % 50000, irq,
 		    rng() % 4 ? rng() % 200000 : 0);
 		p = &t->p[t->n - 1];
+		if (extreme && irq >= 0 && !(rng() % 8))
+			p->timer_ns = KTIME_MAX;
 		p->cpu = rng() % 4;
 		p->capacity = 1 + rng() % 1024;
 		p->util = rng() % 2 ? rng() % (p->capacity + 1) : 0;
@@ -1135,72 +1172,6 @@ static void random_case(struct cpuidle_driver *drv, struct trace *t,
 			break;
 		}
 	}
-}
-
-/*
- * Random cases replayed through our governor with the invariants checked
- * at every decision.  Built with -fsanitize=address,undefined by "make
- * check".
- */
-static void test_fuzz(long iterations)
-{
-	u64 decisions = 0, violations = 0, bad = 0;
-	const struct gov *g = find_gov("teo");
-	long it;
-
-	rng_state = 2026;
-	for (it = 0; it < iterations && g; it++) {
-		struct replay_cfg cfg;
-		struct cpuidle_driver drv;
-		struct trace t;
-		struct result r;
-
-		random_case(&drv, &t, &cfg);
-		if (replay(&drv, &t, g, &cfg, &r))
-			bad++;
-		decisions += r.wakeups;
-		violations += r.violations;
-		free(t.p);
-	}
-	check(g && !bad && !violations,
-	      "fuzz: %ld random tables and histories, %llu decisions, %llu out of range, %llu invariant violations",
-	      iterations, decisions, bad, violations);
-}
-
-/*
- * @gname decides like @refname: the same random cases replayed through both
- * in lockstep (see shadow_select()) must agree on every decision.
- */
-static void test_agrees(const char *gname, const char *refname,
-			long iterations)
-{
-	const struct gov *g = find_gov(gname), *ref = find_gov(refname);
-	u64 decisions = 0, same = 0;
-	char first[sizeof(((struct result *)0)->shadow_first) + 32] = "";
-	long it;
-
-	rng_state = 7;
-	for (it = 0; it < iterations && g && ref; it++) {
-		struct replay_cfg cfg;
-		struct cpuidle_driver drv;
-		struct trace t;
-		struct result r;
-
-		random_case(&drv, &t, &cfg);
-		cfg.shadow = ref;
-		cfg.check_invariants = false;
-		if (!replay(&drv, &t, g, &cfg, &r)) {
-			decisions += r.wakeups;
-			same += r.shadow_same;
-		}
-		if (!first[0] && r.shadow_first[0])
-			snprintf(first, sizeof(first), "case %ld, %s", it, r.shadow_first);
-		free(t.p);
-	}
-	check(g && ref && decisions && same == decisions,
-	      "%s decides like %s: %llu of %llu decisions on %ld random tables and histories%s%s",
-	      gname, refname, same, decisions, iterations,
-	      first[0] ? "; first difference: " : "", first);
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -1236,6 +1207,196 @@ static const char *step_from_end(int back)
 	return n >= back ? names[n - back] : "teo-step??";
 }
 
+/*
+ * The fuzzer.  Every case, made by random_case() from its own seed, goes
+ * through four replays: our teo with the invariants checked at every
+ * decision (every other case with extreme values), and the series' three
+ * lockstep pairs, which must agree on every decision: the first patch and
+ * mainline teo, our teo with utilization awareness off and the step
+ * before it, our teo and the last step.  The replays drive the glue as the
+ * idle loop does: the tick kept stopped across periods that wake no task,
+ * polling states ended by their time limit, the tick noticed inside a
+ * polling state, disabled states and latency limits.  A finding is an
+ * index out of range, a broken invariant, a lockstep difference or (in
+ * the sanitized build, which stops there) a sanitizer report.
+ */
+#define FUZZ_REPLAYS	4
+
+static const char *const fuzz_names[FUZZ_REPLAYS] = {
+	"invariants of teo", "teo-core and teo-7.3",
+	"teo-noutil and the step before utilization", "teo and the last step",
+};
+
+/**
+ * struct fuzz_stats - What a fuzz run did and found.
+ * @cases: Cases run.
+ * @decisions: Decisions made in each of the four replays of every case.
+ * @findings: Cases with a finding, by replay.
+ * @first: The first finding of each replay.
+ */
+struct fuzz_stats {
+	u64 cases;
+	u64 decisions[FUZZ_REPLAYS];
+	u64 findings[FUZZ_REPLAYS];
+	char first[FUZZ_REPLAYS][256];
+};
+
+/* The case being run, for the sanitizers' death callback. */
+static u64 fuzz_seed;
+static bool fuzz_running;
+
+#if defined(__SANITIZE_ADDRESS__)
+static void fuzz_died(void)
+{
+	if (fuzz_running)
+		fprintf(stderr, "fuzz: finding at seed %llu: the sanitizer report above (replay it: cpuidle-replay --fuzz-case %llu)\n",
+			fuzz_seed, fuzz_seed);
+}
+#endif
+
+/*
+ * One case from @seed through the four replays into @st; with @dec, our
+ * teo's decisions are written there.  @report prints each finding.
+ */
+static void fuzz_case(u64 seed, struct fuzz_stats *st, FILE *dec, bool report)
+{
+	const char *ref[FUZZ_REPLAYS] = {
+		NULL, "teo-7.3", step_from_end(2), step_from_end(1),
+	};
+	const char *gname[FUZZ_REPLAYS] = {
+		"teo", "teo-core", "teo-noutil", "teo",
+	};
+	int i;
+
+	fuzz_seed = seed;
+	st->cases++;
+	for (i = 0; i < FUZZ_REPLAYS; i++) {
+		const struct gov *g = find_gov(gname[i]);
+		const struct gov *shadow = ref[i] ? find_gov(ref[i]) : NULL;
+		char what[sizeof(st->first[0]) - 64] = "";
+		struct replay_cfg cfg;
+		struct cpuidle_driver drv;
+		struct trace t;
+		struct result r;
+		int rc;
+
+		if (!g || (ref[i] && !shadow)) {
+			snprintf(what, sizeof(what), "no governor %s",
+				 g ? ref[i] : gname[i]);
+			r.wakeups = 0;
+			rc = 0;
+		} else {
+			rng_state = (seed + 1) * 0x9e3779b97f4a7c15ULL;
+			random_case(&drv, &t, &cfg, !i && seed % 2);
+			cfg.shadow = shadow;
+			cfg.check_invariants = !i;
+			cfg.decisions = i ? NULL : dec;
+			rc = replay(&drv, &t, g, &cfg, &r);
+			free(t.p);
+			if (rc)
+				snprintf(what, sizeof(what), "index %d out of range",
+					 r.bad_index);
+			else if (r.violations)
+				snprintf(what, sizeof(what), "%llu invariant violations",
+					 r.violations);
+			else if (shadow && r.shadow_same != r.wakeups)
+				snprintf(what, sizeof(what), "%s", r.shadow_first);
+		}
+		st->decisions[i] += r.wakeups;
+		if (!what[0])
+			continue;
+		st->findings[i]++;
+		if (!st->first[i][0])
+			snprintf(st->first[i], sizeof(st->first[i]), "seed %llu: %s",
+				 seed, what);
+		if (report)
+			printf("fuzz: finding at seed %llu, %s: %s (replay it: cpuidle-replay --fuzz-case %llu)\n",
+			       seed, fuzz_names[i], what, seed);
+	}
+}
+
+static u64 fuzz_total(const u64 *v)
+{
+	u64 sum = 0;
+	int i;
+
+	for (i = 0; i < FUZZ_REPLAYS; i++)
+		sum += v[i];
+	return sum;
+}
+
+/*
+ * Cases from seed @seed0 on, until @max_cases (if not 0) or @limit_s
+ * seconds (if not 0) are reached; with @progress, a line every ten seconds.
+ */
+static void fuzz_run(u64 seed0, u64 max_cases, double limit_s, bool progress,
+		     struct fuzz_stats *st)
+{
+	double t0 = seconds(), next = t0 + 10;
+
+	memset(st, 0, sizeof(*st));
+	fuzz_running = true;
+	while ((!max_cases || st->cases < max_cases) &&
+	       (!limit_s || seconds() - t0 < limit_s)) {
+		fuzz_case(seed0 + st->cases, st, NULL, progress);
+		if (progress && seconds() >= next) {
+			printf("fuzz: %.0f s: %llu cases, %llu decisions, %llu findings\n",
+			       seconds() - t0, st->cases,
+			       fuzz_total(st->decisions), fuzz_total(st->findings));
+			fflush(stdout);
+			next += 10;
+		}
+	}
+	fuzz_running = false;
+}
+
+/* make fuzz: the timed run, its totals in the last line. */
+static int fuzz_main(double limit_s, u64 seed0, u64 max_cases)
+{
+	double t0 = seconds();
+	struct fuzz_stats st;
+	int i;
+
+	printf("fuzz: seed %llu, %s%.0f s%s\n", seed0,
+	       max_cases ? "at most " : "", limit_s,
+	       max_cases ? " or the cases given" : "");
+	fflush(stdout);
+	fuzz_run(seed0, max_cases, limit_s, true, &st);
+	for (i = 0; i < FUZZ_REPLAYS; i++)
+		printf("fuzz: %-44s %12llu decisions, %llu findings%s%s\n",
+		       fuzz_names[i], st.decisions[i], st.findings[i],
+		       st.first[i][0] ? ", first at " : "", st.first[i]);
+	printf("fuzz: %.0f s, %llu cases (seeds %llu to %llu), %llu decisions, %llu findings\n",
+	       seconds() - t0, st.cases, seed0, seed0 + st.cases - 1,
+	       fuzz_total(st.decisions), fuzz_total(st.findings));
+	return fuzz_total(st.findings) ? 1 : 0;
+}
+
+/* --fuzz-case SEED: one case, with the table and our teo's decisions. */
+static int fuzz_one(u64 seed)
+{
+	struct replay_cfg cfg;
+	struct cpuidle_driver drv;
+	struct fuzz_stats st = { 0 };
+	struct trace t;
+	int i;
+
+	rng_state = (seed + 1) * 0x9e3779b97f4a7c15ULL;
+	random_case(&drv, &t, &cfg, seed % 2);
+	free(t.p);
+	printf("# seed %llu: HZ %lld, exit share %d%%, disabled 0x%x, tick in poll %d\n",
+	       seed, NSEC_PER_SEC / cfg.tick_ns, cfg.exit_share_pct,
+	       cfg.disabled, cfg.tick_in_poll);
+	for (i = 0; i < drv.state_count; i++)
+		printf("# state %d: exit latency %lld ns, target residency %lld ns%s\n",
+		       i, drv.states[i].exit_latency_ns,
+		       drv.states[i].target_residency_ns,
+		       drv.states[i].flags & CPUIDLE_FLAG_POLLING ? ", polls" : "");
+	printf("# our teo's decisions: period cpu state stop_tick tick_was_stopped\n");
+	fuzz_case(seed, &st, stdout, true);
+	return fuzz_total(st.findings) ? 1 : 0;
+}
+
 static int self_test(long fuzz_iterations)
 {
 	test_accounting();
@@ -1245,16 +1406,22 @@ static int self_test(long fuzz_iterations)
 	test_formats();
 	test_recorded();
 	if (fuzz_iterations) {
-		test_fuzz(fuzz_iterations);
-		/* The first patch decides like mainline teo. */
-		test_agrees("teo-core", "teo-7.3", fuzz_iterations);
+		struct fuzz_stats st;
+		int i;
+
 		/*
-		 * The last step is utilization awareness: with it off, our
-		 * teo decides like the step before it.  The patches after it
-		 * (the tracepoint) change no decision.
+		 * The first patch decides like mainline teo.  The last step is
+		 * utilization awareness: with it off, our teo decides like the
+		 * step before it.  The patches after it (the tracepoint)
+		 * change no decision.
 		 */
-		test_agrees("teo-noutil", step_from_end(2), fuzz_iterations);
-		test_agrees("teo", step_from_end(1), fuzz_iterations);
+		fuzz_run(2026, fuzz_iterations, 0, false, &st);
+		for (i = 0; i < FUZZ_REPLAYS; i++)
+			check(st.decisions[i] && !st.findings[i],
+			      "fuzz, %s: %llu cases, %llu decisions, %llu findings%s%s",
+			      fuzz_names[i], st.cases, st.decisions[i],
+			      st.findings[i], st.first[i][0] ? "; first at " : "",
+			      st.first[i]);
 	}
 	printf("harness: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
@@ -1524,15 +1691,84 @@ static int decisions(const struct cpuidle_driver *drv, const struct trace *t,
 	return 0;
 }
 
+static const char usage_text[] =
+	"usage: cpuidle-replay --table FILE --trace FILE [--gov NAME[,NAME...]] [--hz N] [--exit-share PCT] [--disable MASK] [--csv] [--no-cost]\n"
+	"       cpuidle-replay --table FILE --trace FILE --agree SHADOW [--gov NAME] [--hz N] ...\n"
+	"       cpuidle-replay --table FILE --trace FILE --gov NAME --decisions FILE [--events FILE] [--hz N] ...\n"
+	"       cpuidle-replay --self-test\n"
+	"       cpuidle-replay --self-test-fuzz ITERATIONS\n"
+	"       cpuidle-replay --fuzz SECONDS [--seed N] [--cases N]\n"
+	"       cpuidle-replay --fuzz-case SEED\n";
+
+/* Bad usage: one line on stderr, exit status 2. */
 static void usage(const char *why)
 {
-	fprintf(stderr, "cpuidle-replay: %s\n"
-		"usage: cpuidle-replay --table FILE --trace FILE [--gov NAME[,NAME...]] [--hz N] [--exit-share PCT] [--disable MASK] [--csv] [--no-cost]\n"
-		"       cpuidle-replay --table FILE --trace FILE --agree SHADOW [--gov NAME] [--hz N] ...\n"
-		"       cpuidle-replay --table FILE --trace FILE --gov NAME --decisions FILE [--events FILE] [--hz N] ...\n"
-		"       cpuidle-replay --self-test\n"
-		"       cpuidle-replay --self-test-fuzz ITERATIONS\n", why);
+	fprintf(stderr, "cpuidle-replay: %s (cpuidle-replay --help for usage)\n", why);
 	exit(2);
+}
+
+/* Whether @a is one of the options that take a value. */
+static bool takes_value(const char *a)
+{
+	static const char *const opts[] = {
+		"--table", "--trace", "--gov", "--agree", "--decisions",
+		"--events", "--hz", "--disable", "--exit-share",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(opts); i++) {
+		if (!strcmp(a, opts[i]))
+			return true;
+	}
+	return false;
+}
+
+/* A whole number from @s, or usage() about @what. */
+static u64 number(const char *s, const char *what)
+{
+	char *end;
+	u64 v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || *s == '-')
+		usage(what);
+	return v;
+}
+
+/*
+ * --fuzz SECONDS [--seed N] [--cases N], or --fuzz-case SEED: nothing else
+ * goes with them.
+ */
+static int fuzz_args(int argc, char **argv)
+{
+	u64 seed = 1, cases = 0, limit;
+	int i;
+
+	if (argc < 2)
+		usage("--fuzz needs a number of seconds, --fuzz-case a seed");
+	if (!strcmp(argv[0], "--fuzz-case")) {
+		if (argc != 2)
+			usage("--fuzz-case takes a seed and nothing else");
+		return fuzz_one(number(argv[1], "--fuzz-case needs a seed (a whole number)"));
+	}
+	limit = number(argv[1], "--fuzz needs a number of seconds");
+	for (i = 2; i < argc; i += 2) {
+		if (i + 1 == argc)
+			usage("option needs a value");
+		if (!strcmp(argv[i], "--seed"))
+			seed = number(argv[i + 1], "--seed needs a whole number");
+		else if (!strcmp(argv[i], "--cases"))
+			cases = number(argv[i + 1], "--cases needs a whole number");
+		else
+			usage("unknown option with --fuzz");
+	}
+	if (!limit && !cases)
+		usage("--fuzz needs seconds or --cases above 0");
+#if defined(__SANITIZE_ADDRESS__)
+	__sanitizer_set_death_callback(fuzz_died);
+#endif
+	return fuzz_main(limit, seed, cases);
 }
 
 int main(int argc, char **argv)
@@ -1548,6 +1784,10 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
+		if (!strcmp(a, "--help")) {
+			fputs(usage_text, stdout);
+			return 0;
+		}
 		if (!strcmp(a, "--self-test"))
 			return self_test(0);
 		if (!strcmp(a, "--csv")) {
@@ -1558,6 +1798,11 @@ int main(int argc, char **argv)
 			cost = false;
 			continue;
 		}
+		if (!strcmp(a, "--fuzz") || !strcmp(a, "--fuzz-case")) {
+			if (i != 1)
+				usage("--fuzz and --fuzz-case go first, with their own options only");
+			break;
+		}
 		if (!strcmp(a, "--self-test-fuzz")) {
 			long n = i + 1 < argc ? strtol(argv[i + 1], NULL, 10) : 0;
 
@@ -1565,8 +1810,16 @@ int main(int argc, char **argv)
 				usage("--self-test-fuzz needs a number of iterations");
 			return self_test(n);
 		}
-		if (i + 1 == argc)
-			usage(strncmp(a, "--", 2) ? "unexpected argument" : "option needs a value");
+		if (!takes_value(a)) {
+			snprintf(errbuf, sizeof(errbuf), "%s '%s'",
+				 strncmp(a, "--", 2) ? "unexpected argument" :
+				 "unknown option", a);
+			usage(errbuf);
+		}
+		if (i + 1 == argc) {
+			snprintf(errbuf, sizeof(errbuf), "%s needs a value", a);
+			usage(errbuf);
+		}
 		if (!strcmp(a, "--table"))
 			table = argv[++i];
 		else if (!strcmp(a, "--trace"))
@@ -1599,6 +1852,8 @@ int main(int argc, char **argv)
 			usage("unknown option");
 		}
 	}
+	if (i < argc)
+		return fuzz_args(argc - i, argv + i);
 	if (!table || !trace)
 		usage("--table and --trace are required");
 
