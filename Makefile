@@ -24,10 +24,13 @@
 #                           (TRACE=FILE TABLE=FILE [HZ=N]: on a trace of yours)
 #   make bench-readme       the same, and refresh the harness README's figures
 #   make cost               instructions per decision of each governor (callgrind)
+#   make fuzz [SECONDS=600] [SEED=N]  the harness's fuzzer, sanitized, for a time
+#   make stress [ARCH=arm64]  switch governors, disable states, change QoS and
+#                           hotplug CPUs under load in a debug guest kernel
 
 SCRIPTS := scripts/teo
 
-.PHONY: all check run vmbench fidelity kunit lint tree series harness bench bench-readme cost deps help
+.PHONY: all check run vmbench fidelity kunit lint tree series harness bench bench-readme cost fuzz stress deps help
 
 all: help
 
@@ -71,6 +74,12 @@ bench-readme: deps
 
 cost: deps
 	@$(SCRIPTS)/cost
+
+fuzz: deps
+	@$(SCRIPTS)/fuzz $(if $(SECONDS),$(SECONDS),600) $(SEED)
+
+stress: deps
+	@$(SCRIPTS)/stress $(if $(ARCH),$(ARCH),arm64)
 
 deps:
 	@$(SCRIPTS)/deps
