@@ -14,9 +14,13 @@ the run time after the wakeup; the utilization of each line is what PELT
 timeline so far, as sched_cpu_util() would report it when the CPU goes
 idle.
 """
-import argparse
+import os
 import random
 import sys
+
+# scripts/teo/teoargs.py: one-line usage errors.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "scripts", "teo"))
+import teoargs  # noqa: E402
 
 CAP = 1024
 US = 1000
@@ -261,7 +265,7 @@ def write(name, seed, periods, out):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = teoargs.Parser(description=__doc__.splitlines()[0])
     ap.add_argument("workload", nargs="?")
     ap.add_argument("--list", action="store_true", help="list the workloads")
     ap.add_argument("--list-noise", action="store_true",
