@@ -52,12 +52,14 @@
 #define SATURATED	(TEO_PULSE << TEO_DECAY_SHIFT)
 
 /* The core reads only the _ns fields, the flags (and the name, in messages). */
-#define STATE(_name, _lat_us, _res_us, _flags) {			\
+#define RAW_STATE(_name, _lat_ns, _res_ns, _flags) {			\
 	.name = _name,							\
-	.exit_latency_ns = US(_lat_us),					\
-	.target_residency_ns = US(_res_us),				\
+	.exit_latency_ns = _lat_ns,					\
+	.target_residency_ns = _res_ns,					\
 	.flags = _flags,						\
 }
+#define STATE(_name, _lat_us, _res_us, _flags)				\
+	RAW_STATE(_name, US(_lat_us), US(_res_us), _flags)
 
 /**
  * struct teo_table - A driver's state table.
@@ -2292,12 +2294,6 @@ static void teo_test_glue_tick_stopped(struct kunit *test)
  * only bounds the number of states (CPUIDLE_STATE_MAX); anything else in
  * them is legal, so the governor must keep its invariants on each.
  */
-#define RAW_STATE(_name, _lat_ns, _res_ns, _flags) {			\
-	.name = _name,							\
-	.exit_latency_ns = _lat_ns,					\
-	.target_residency_ns = _res_ns,					\
-	.flags = _flags,						\
-}
 
 static const struct teo_table hostile_max = {
 	.name = "max-states", .count = CPUIDLE_STATE_MAX, .states = {
