@@ -1255,6 +1255,17 @@ static void fuzz_died(void)
 #endif
 
 /*
+ * The case of @seed; @ours: for our teo alone, which gets extreme values in
+ * every other case.
+ */
+static void fuzz_make(u64 seed, bool ours, struct cpuidle_driver *drv,
+		      struct trace *t, struct replay_cfg *cfg)
+{
+	rng_state = (seed + 1) * 0x9e3779b97f4a7c15ULL;
+	random_case(drv, t, cfg, ours && seed % 2);
+}
+
+/*
  * One case from @seed through the four replays into @st; with @dec, our
  * teo's decisions are written there.  @report prints each finding.
  */
@@ -1286,8 +1297,7 @@ static void fuzz_case(u64 seed, struct fuzz_stats *st, FILE *dec, bool report)
 			r.wakeups = 0;
 			rc = 0;
 		} else {
-			rng_state = (seed + 1) * 0x9e3779b97f4a7c15ULL;
-			random_case(&drv, &t, &cfg, !i && seed % 2);
+			fuzz_make(seed, !i, &drv, &t, &cfg);
 			cfg.shadow = shadow;
 			cfg.check_invariants = !i;
 			cfg.decisions = i ? NULL : dec;
@@ -1381,8 +1391,7 @@ static int fuzz_one(u64 seed)
 	struct trace t;
 	int i;
 
-	rng_state = (seed + 1) * 0x9e3779b97f4a7c15ULL;
-	random_case(&drv, &t, &cfg, seed % 2);
+	fuzz_make(seed, true, &drv, &t, &cfg);
 	free(t.p);
 	printf("# seed %llu: HZ %lld, exit share %d%%, disabled 0x%x, tick in poll %d\n",
 	       seed, NSEC_PER_SEC / cfg.tick_ns, cfg.exit_share_pct,
@@ -1707,20 +1716,22 @@ static void usage(const char *why)
 	exit(2);
 }
 
-/* Whether @a is one of the options that take a value. */
-static bool takes_value(const char *a)
+/* The value of the option at argv[*@i], which moves *@i past it. */
+static const char *value(int argc, char **argv, int *i)
 {
-	static const char *const opts[] = {
-		"--table", "--trace", "--gov", "--agree", "--decisions",
-		"--events", "--hz", "--disable", "--exit-share",
-	};
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(opts); i++) {
-		if (!strcmp(a, opts[i]))
-			return true;
+	if (*i + 1 == argc) {
+		snprintf(errbuf, sizeof(errbuf), "%s needs a value", argv[*i]);
+		usage(errbuf);
 	}
-	return false;
+	return argv[++*i];
+}
+
+/* An argument that is none of the options. */
+static void unknown(const char *a)
+{
+	snprintf(errbuf, sizeof(errbuf), "%s '%s'",
+		 strncmp(a, "--", 2) ? "unexpected argument" : "unknown option", a);
+	usage(errbuf);
 }
 
 /* A whole number from @s, or usage() about @what. */
@@ -1753,15 +1764,13 @@ static int fuzz_args(int argc, char **argv)
 		return fuzz_one(number(argv[1], "--fuzz-case needs a seed (a whole number)"));
 	}
 	limit = number(argv[1], "--fuzz needs a number of seconds");
-	for (i = 2; i < argc; i += 2) {
-		if (i + 1 == argc)
-			usage("option needs a value");
+	for (i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--seed"))
-			seed = number(argv[i + 1], "--seed needs a whole number");
+			seed = number(value(argc, argv, &i), "--seed needs a whole number");
 		else if (!strcmp(argv[i], "--cases"))
-			cases = number(argv[i + 1], "--cases needs a whole number");
+			cases = number(value(argc, argv, &i), "--cases needs a whole number");
 		else
-			usage("unknown option with --fuzz");
+			unknown(argv[i]);
 	}
 	if (!limit && !cases)
 		usage("--fuzz needs seconds or --cases above 0");
@@ -1810,30 +1819,20 @@ int main(int argc, char **argv)
 				usage("--self-test-fuzz needs a number of iterations");
 			return self_test(n);
 		}
-		if (!takes_value(a)) {
-			snprintf(errbuf, sizeof(errbuf), "%s '%s'",
-				 strncmp(a, "--", 2) ? "unexpected argument" :
-				 "unknown option", a);
-			usage(errbuf);
-		}
-		if (i + 1 == argc) {
-			snprintf(errbuf, sizeof(errbuf), "%s needs a value", a);
-			usage(errbuf);
-		}
 		if (!strcmp(a, "--table"))
-			table = argv[++i];
+			table = value(argc, argv, &i);
 		else if (!strcmp(a, "--trace"))
-			trace = argv[++i];
+			trace = value(argc, argv, &i);
 		else if (!strcmp(a, "--gov"))
-			gname = argv[++i];
+			gname = value(argc, argv, &i);
 		else if (!strcmp(a, "--agree"))
-			shadow = argv[++i];
+			shadow = value(argc, argv, &i);
 		else if (!strcmp(a, "--decisions"))
-			dfile = argv[++i];
+			dfile = value(argc, argv, &i);
 		else if (!strcmp(a, "--events"))
-			efile = argv[++i];
+			efile = value(argc, argv, &i);
 		else if (!strcmp(a, "--hz")) {
-			long hz = strtol(argv[++i], NULL, 10);
+			long hz = strtol(value(argc, argv, &i), NULL, 10);
 
 			if (hz < 24 || hz > 10000)
 				usage("--hz must be between 24 and 10000");
@@ -1841,15 +1840,15 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--disable")) {
 			char *end;
 
-			cfg.disabled = strtoul(argv[++i], &end, 0);
+			cfg.disabled = strtoul(value(argc, argv, &i), &end, 0);
 			if (*end || cfg.disabled >= BIT(CPUIDLE_STATE_MAX))
 				usage("--disable takes a bit mask of states, such as 0x4 for state 2");
 		} else if (!strcmp(a, "--exit-share")) {
-			cfg.exit_share_pct = strtol(argv[++i], NULL, 10);
+			cfg.exit_share_pct = strtol(value(argc, argv, &i), NULL, 10);
 			if (cfg.exit_share_pct < 0 || cfg.exit_share_pct > 100)
 				usage("--exit-share must be between 0 and 100");
 		} else {
-			usage("unknown option");
+			unknown(a);
 		}
 	}
 	if (i < argc)
