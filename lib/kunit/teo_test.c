@@ -58,6 +58,7 @@
 	.target_residency_ns = _res_ns,					\
 	.flags = _flags,						\
 }
+
 #define STATE(_name, _lat_us, _res_us, _flags)				\
 	RAW_STATE(_name, US(_lat_us), US(_res_us), _flags)
 
