@@ -10,7 +10,8 @@
  * deep"/"too shallow") accounting of cpuidle_enter_state().
  *
  *   cpuidle-replay --table FILE --trace FILE [--gov NAME[,NAME...]] [--hz N]
- *                  [--exit-share PCT] [--disable MASK] [--csv] [--no-cost]
+ *                  [--exit-share PCT] [--disable MASK] [--tick-cost NS]
+ *                  [--latency-limit US] [--csv] [--no-cost]
  *   cpuidle-replay --table FILE --trace FILE --agree GOV [--with GOV] ...
  *   cpuidle-replay --table FILE --trace FILE --gov NAME --decisions FILE ...
  *   cpuidle-replay --self-test
@@ -18,6 +19,7 @@
  * The formats are described in README in this directory.
  */
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
@@ -31,6 +33,8 @@
 
 #define MAX_GOVS	16
 #define POLL_MIN_NS	(10 * NSEC_PER_USEC)
+/* What a stop of the tick and its restart cost by default (README). */
+#define TICK_COST_NS	(2 * NSEC_PER_USEC)
 
 /* ---- What the governors see ------------------------------------------ */
 
@@ -92,16 +96,35 @@ unsigned long arch_scale_cpu_capacity(int cpu)
 	return now_seen.capacity;
 }
 
-/* ---- Governors -------------------------------------------------------- */
+/* ---- Governors ---------------------------------------------------------- */
+
+/*
+ * What a bound (a rule of the harness, not a governor's code) is told at
+ * each call: the period (trace line) and how far into it, what is left of
+ * it, the time to the next tick, the latency limit and the tick state.
+ */
+struct call {
+	const struct cpuidle_driver *drv;
+	const struct cpuidle_device *dev;
+	size_t k;
+	s64 elapsed_ns;
+	s64 idle_ns;
+	s64 delta_tick_ns;
+	s64 lat_ns;
+	bool stopped;
+	bool recorded;
+};
 
 struct gov {
 	const char *name;
 	struct cpuidle_governor *ops;	/* NULL for the bounds below */
-	int (*bound)(const struct cpuidle_driver *drv,
-		     const struct cpuidle_device *dev, s64 idle_ns, s64 lat_ns,
-		     bool *stop_tick);
+	int (*bound)(const struct call *c, bool *stop_tick);
+	int model;			/* an oracle's energy model, see below */
 	bool no_util;			/* sched_cpu_util() answers 0 */
 };
+
+/* The energy models (see model_costs()); an oracle minimizes one of them. */
+enum { MODEL_NONE, MODEL_DEFAULT, MODEL_TABLE };
 
 static struct gov govs[MAX_GOVS];
 static int ngovs;
@@ -126,37 +149,29 @@ static bool usable(const struct cpuidle_driver *drv,
 	       drv->states[i].exit_latency_ns <= lat_ns;
 }
 
-/* Knows the future: the deepest usable state that pays off. */
-static int oracle(const struct cpuidle_driver *drv,
-		  const struct cpuidle_device *dev, s64 idle_ns, s64 lat_ns,
-		  bool *stop_tick)
+static int oracle(const struct call *c, bool *stop_tick);
+
+/*
+ * Never too deep: the shallowest usable state that does not poll, with the
+ * tick stopped; if there is none, the shallowest usable one (or state 0)
+ * with the tick kept.
+ */
+static int shallowest(const struct call *c, bool *stop_tick)
 {
-	int i, best = 0;
+	int i, first = -1;
 
-	for (i = 0; i < drv->state_count; i++) {
-		if (usable(drv, dev, i, lat_ns) &&
-		    drv->states[i].target_residency_ns <= idle_ns)
-			best = i;
-	}
-	*stop_tick = !(drv->states[best].flags & CPUIDLE_FLAG_POLLING);
-	return best;
-}
-
-/* Never too deep: the shallowest enabled state that does not poll. */
-static int shallowest(const struct cpuidle_driver *drv,
-		      const struct cpuidle_device *dev, s64 idle_ns,
-		      s64 lat_ns, bool *stop_tick)
-{
-	int i;
-
-	*stop_tick = true;
-	for (i = 0; i < drv->state_count; i++) {
-		if (!dev->states_usage[i].disable &&
-		    !(drv->states[i].flags & CPUIDLE_FLAG_POLLING))
+	for (i = 0; i < c->drv->state_count; i++) {
+		if (!usable(c->drv, c->dev, i, c->lat_ns))
+			continue;
+		if (!(c->drv->states[i].flags & CPUIDLE_FLAG_POLLING)) {
+			*stop_tick = true;
 			return i;
+		}
+		if (first < 0)
+			first = i;
 	}
 	*stop_tick = false;
-	return 0;
+	return max(first, 0);
 }
 
 /* Does nothing: what the replay costs without a governor's work. */
@@ -177,7 +192,8 @@ static struct cpuidle_governor null_ops = {
 static const struct gov *find_gov(const char *name)
 {
 	static const struct gov bounds[] = {
-		{ .name = "oracle", .bound = oracle },
+		{ .name = "oracle", .bound = oracle, .model = MODEL_DEFAULT },
+		{ .name = "oracle-table", .bound = oracle, .model = MODEL_TABLE },
 		{ .name = "shallowest", .bound = shallowest },
 		{ .name = "null", .ops = &null_ops },
 	};
@@ -450,9 +466,12 @@ struct result {
 	u64 deepest_entries, deepest_tick_stopped;
 	u64 below_ref_ns;	/* idle time in states shallower than ref_idx[] */
 	u64 misfit_ns;		/* idle time in states shallower than the oracle's */
+	u64 tick_stops;		/* the tick stopped (and later restarted) */
+	u64 span_ns;		/* the trace's time: idle and busy */
 	double util_sum;	/* utilization / capacity, summed over periods */
-	double energy_uj;	/* modeled, see model_costs() */
+	double energy_uj;	/* modeled, see model_costs(), tick stops included */
 	double energy_table_uj;	/* in the table-implied model, the same */
+	double plan_uj;		/* an oracle's planned energy in its model */
 	int bad_index;		/* an out-of-range index was returned */
 	u64 violations;		/* invariant violations (with check_invariants) */
 	u64 shadow_same;	/* decisions the shadow governor made alike */
@@ -467,6 +486,14 @@ struct replay_cfg {
 	s64 tick_ns;
 	int exit_share_pct;	/* share of the exit latency in the residency */
 	u32 disabled;
+	/*
+	 * What stopping the tick and restarting it later costs, as time at
+	 * the table's highest power (see tick_stop_uj()).
+	 */
+	s64 tick_cost_ns;
+	/* A latency limit for every CPU (as CPU latency QoS), if has_qos. */
+	bool has_qos;
+	s64 qos_ns;
 	bool check_invariants;
 	s64 *irq_latencies;	/* if set: exit latency paid at each non-timer wakeup */
 	int *first_idx;		/* if set: the state first chosen in each period */
@@ -594,6 +621,287 @@ static double model_energy(const struct cpuidle_driver *drv,
 	return (drv->states[idx].power_usage * (double)ns + cost[idx]) / 1e6;
 }
 
+/*
+ * The power at which the CPU runs the tick's stop and restart: the table's
+ * highest, as the default model charges waking up at.
+ */
+static int running_mw(const struct cpuidle_driver *drv)
+{
+	int i, top = 0;
+
+	for (i = 0; i < drv->state_count; i++)
+		top = max(top, drv->states[i].power_usage);
+	return top;
+}
+
+/* What one stop of the tick and its restart cost, in uJ. */
+static double tick_stop_uj(const struct cpuidle_driver *drv,
+			   const struct replay_cfg *cfg)
+{
+	return running_mw(drv) * (double)cfg->tick_cost_ns / 1e6;
+}
+
+/*
+ * The part of a state's exit latency spent waking up, which the residency
+ * includes: a table may claim any exit latency, but waking up takes at most
+ * a second here.
+ */
+static s64 exit_share(const struct cpuidle_state *s,
+		      const struct replay_cfg *cfg)
+{
+	s64 lat = s->exit_latency_ns < NSEC_PER_SEC ? s->exit_latency_ns :
+		  NSEC_PER_SEC;
+
+	return lat * cfg->exit_share_pct / 100;
+}
+
+/*
+ * The energy replay() counts for @ns of idle time in state @i, in the
+ * model of @cost; @share: the residency includes part of the exit latency
+ * (always, but for a recorded line that ended by itself: see replay()).
+ */
+static double segment_uj(const struct cpuidle_driver *drv, const double *cost,
+			 const struct replay_cfg *cfg, int i, s64 ns, bool share)
+{
+	return model_energy(drv, cost, i,
+			    ns + (share ? exit_share(&drv->states[i], cfg) : 0));
+}
+
+/*
+ * The cheapest state for @ns of idle time in the model of @cost among the
+ * usable ones (enabled, within @lat_ns), or among all if none is usable;
+ * its energy goes to *@uj.
+ */
+static int cheapest(const struct cpuidle_driver *drv,
+		    const struct cpuidle_device *dev, const double *cost,
+		    const struct replay_cfg *cfg, s64 lat_ns, s64 ns, bool share,
+		    double *uj)
+{
+	int i, best = -1, pass;
+
+	for (pass = 0; pass < 2 && best < 0; pass++) {
+		for (i = 0; i < drv->state_count; i++) {
+			double e;
+
+			if (!pass && !usable(drv, dev, i, lat_ns))
+				continue;
+			e = segment_uj(drv, cost, cfg, i, ns, share);
+			if (best < 0 || e < *uj) {
+				best = i;
+				*uj = e;
+			}
+		}
+	}
+	return best;
+}
+
+/*
+ * The oracles ("oracle" in the default model, "oracle-table" in the one the
+ * table implies) know the whole trace and spend it on the least energy
+ * replay() can count in their model, the tick's stops included: no
+ * governor, which chooses among the same states, tick decisions and tick
+ * phases without knowing the future, can use less.
+ *
+ * A governor's choices in a period are a state for each call and whether
+ * to stop the tick.  A call's segment lasts until the period's end, or
+ * until the next tick if the tick runs and comes first; the cheapest state
+ * for a segment depends only on its length, so what remains to choose is
+ * when to stop the tick: at idle entry, at one of the tick wakeups, or
+ * never.  With the tick running from idle entry, d0 to the next tick, a
+ * tick period P and an idle period T > d0, n = (T - d0 - 1) / P full tick
+ * periods fit before the last segment L; stopping at the i-th tick
+ * wakeup after the first costs E(d0) + i * E(P) + C + E(T - d0 - i * P),
+ * with E() the cheapest segment's energy (a minimum of affine functions,
+ * so concave) and C a stop's cost: a concave function of i, least at i = 0
+ * or i = n.  So four ways cover every choice: stop at entry, at the first
+ * tick wakeup, at the last one, or never.  A stopped tick stays stopped
+ * into the next period if an interrupt that wakes no task ended this one
+ * (see replay()), so the plan is made over the whole trace, per CPU, by
+ * dynamic programming over the tick's state at each idle entry.
+ *
+ * Polling states' time limits are left out: they split a segment in a
+ * polling state, which costs nothing for a polling state that takes no
+ * time to leave.  On a recorded line (trace version 2) a kept tick ends
+ * the line, as it ends it for every governor.
+ */
+struct way {
+	double uj;		/* the period's energy */
+	s64 stop_at;		/* when into it the tick is stopped, S64_MAX never */
+	bool stopped;		/* the tick is stopped at its end */
+};
+
+/*
+ * The ways to spend period @p, entered at @start_ns with the tick stopped
+ * or not (@stopped), into @w (room for 4); returns how many.
+ */
+static int period_ways(const struct cpuidle_driver *drv,
+		       const struct cpuidle_device *dev, const double *cost,
+		       const struct replay_cfg *cfg, const struct period *p,
+		       u64 start_ns, bool stopped, s64 lat_ns, struct way *w)
+{
+	bool irq = p->irq_ns >= 0 && p->irq_ns < p->timer_ns;
+	bool recorded = p->tick_ns >= 0;
+	s64 t = irq || (recorded && p->irq_ns >= 0) ? p->irq_ns : p->timer_ns;
+	s64 tick = cfg->tick_ns, d0, rest, n, last;
+	double c = tick_stop_uj(drv, cfg), e0, ep, el, e;
+	/* Whether a stopped tick stays stopped into the next period. */
+	bool keep = irq && !p->busy_ns;
+	int nw = 0;
+
+#define WAY(u, at, st) (w[nw++] = (struct way){ .uj = (u), .stop_at = (at), .stopped = (st) })
+	cheapest(drv, dev, cost, cfg, lat_ns, t, !recorded, &e);
+	if (stopped) {
+		WAY(e, S64_MAX, keep);
+		return nw;
+	}
+	WAY(c + e, 0, keep);
+	d0 = recorded ? p->tick_ns : tick - (s64)(start_ns % tick);
+	if (d0 >= t) {
+		WAY(e, S64_MAX, false);
+		return nw;
+	}
+	cheapest(drv, dev, cost, cfg, lat_ns, d0, true, &e0);
+	if (recorded) {
+		/* The tick ends the line. */
+		WAY(e0, S64_MAX, false);
+		return nw;
+	}
+	rest = t - d0;
+	n = (rest - 1) / tick;
+	last = rest - n * tick;
+	cheapest(drv, dev, cost, cfg, lat_ns, rest, true, &e);
+	WAY(e0 + c + e, d0, keep);
+	cheapest(drv, dev, cost, cfg, lat_ns, last, true, &el);
+	ep = 0;
+	if (n)
+		cheapest(drv, dev, cost, cfg, lat_ns, tick, true, &ep);
+	WAY(e0 + n * ep + el, S64_MAX, false);
+	if (n)
+		WAY(e0 + n * ep + c + el, t - last, keep);
+#undef WAY
+	return nw;
+}
+
+/* The plan the oracle of the current replay follows (see oracle()). */
+static struct {
+	s64 *stop_at;		/* per period, when to stop the tick */
+	const double *cost;	/* the model's costs of entering and leaving */
+	const struct replay_cfg *cfg;
+} plan;
+
+/* Per period, the best way to each tick state at its end. */
+struct plan_step {
+	double uj[2];		/* the least energy from the start, per end state */
+	signed char entry[2];		/* with the tick stopped at entry (1) or not (0) */
+	s64 stop_at[2];		/* and when the tick was stopped */
+	signed char before[2];		/* per entry state: the previous period's end state */
+	ssize_t prev;		/* the CPU's previous period, -1 for none */
+};
+
+/*
+ * Make the plan for trace @t in the model of @cost into plan.stop_at; the
+ * devices @devs give the disabled states.  Returns the plan's energy
+ * (uJ), or a negative value if out of memory.
+ */
+static double make_plan(const struct cpuidle_driver *drv,
+			const struct cpuidle_device *devs,
+			const struct trace *t, const struct replay_cfg *cfg,
+			const double *cost)
+{
+	static ssize_t last[SHIM_NR_CPUS];
+	struct plan_step *st = calloc(t->n + 1, sizeof(*st));
+	s64 *stop_at = realloc(plan.stop_at, (t->n + 1) * sizeof(*stop_at));
+	double total = 0;
+	u64 now = 0;
+	size_t k;
+	int cpu;
+
+	if (!st || !stop_at) {
+		free(st);
+		return -1;
+	}
+	plan.stop_at = stop_at;
+	plan.cost = cost;
+	plan.cfg = cfg;
+	for (cpu = 0; cpu < SHIM_NR_CPUS; cpu++)
+		last[cpu] = -1;
+
+	for (k = 0; k < t->n; k++) {
+		const struct period *p = &t->p[k];
+		s64 lat = cfg->has_qos ? min(p->latency_ns, cfg->qos_ns) : p->latency_ns;
+		double from[2] = { 0, INFINITY };
+		struct way w[4];
+		int s, i, n;
+
+		st[k].prev = last[p->cpu];
+		st[k].uj[0] = st[k].uj[1] = INFINITY;
+		for (s = 0; s < 2; s++)
+			st[k].before[s] = s;
+		if (st[k].prev >= 0) {
+			from[0] = st[st[k].prev].uj[0];
+			from[1] = st[st[k].prev].uj[1];
+		}
+		if (p->stopped >= 0) {
+			/* A recorded tick state: whatever the plan did before. */
+			s = from[1] < from[0];
+			from[p->stopped] = from[s];
+			from[!p->stopped] = INFINITY;
+			st[k].before[p->stopped] = s;
+		}
+		for (s = 0; s < 2; s++) {
+			if (from[s] == INFINITY)
+				continue;
+			n = period_ways(drv, &devs[p->cpu], cost, cfg, p, now, s,
+					lat, w);
+			for (i = 0; i < n; i++) {
+				double e = from[s] + w[i].uj;
+
+				if (e < st[k].uj[w[i].stopped]) {
+					st[k].uj[w[i].stopped] = e;
+					st[k].entry[w[i].stopped] = s;
+					st[k].stop_at[w[i].stopped] = w[i].stop_at;
+				}
+			}
+		}
+		last[p->cpu] = k;
+		now += (p->irq_ns >= 0 && (p->irq_ns < p->timer_ns || p->tick_ns >= 0) ?
+			p->irq_ns : p->timer_ns) + p->busy_ns;
+	}
+
+	/* Back from each CPU's last period, along the cheapest ends. */
+	for (cpu = 0; cpu < SHIM_NR_CPUS; cpu++) {
+		ssize_t j = last[cpu];
+		int end;
+
+		if (j < 0)
+			continue;
+		end = st[j].uj[1] < st[j].uj[0];
+		total += st[j].uj[end];
+		while (j >= 0) {
+			int entry = st[j].entry[end];
+
+			stop_at[j] = st[j].stop_at[end];
+			end = st[j].before[entry];
+			j = st[j].prev;
+		}
+	}
+	free(st);
+	return total;
+}
+
+/* An oracle's call: the plan's tick decision, the cheapest state. */
+static int oracle(const struct call *c, bool *stop_tick)
+{
+	bool stop = !c->stopped && c->elapsed_ns >= plan.stop_at[c->k];
+	bool cut = !c->stopped && !stop && c->delta_tick_ns < c->idle_ns;
+	double uj;
+
+	*stop_tick = c->stopped || stop;
+	return cheapest(c->drv, c->dev, plan.cost, plan.cfg, c->lat_ns,
+			cut ? c->delta_tick_ns : c->idle_ns, cut || !c->recorded,
+			&uj);
+}
+
 static void reset_devices(struct cpuidle_device *devs,
 			  const struct cpuidle_driver *drv, const struct gov *g,
 			  const struct replay_cfg *cfg)
@@ -643,20 +951,6 @@ static int shadow_select(struct cpuidle_driver *drv,
 	return sidx;
 }
 
-/*
- * The part of a state's exit latency spent waking up, which the residency
- * includes: a table may claim any exit latency, but waking up takes at most
- * a second here.
- */
-static s64 exit_share(const struct cpuidle_state *s,
-		      const struct replay_cfg *cfg)
-{
-	s64 lat = s->exit_latency_ns < NSEC_PER_SEC ? s->exit_latency_ns :
-		  NSEC_PER_SEC;
-
-	return lat * cfg->exit_share_pct / 100;
-}
-
 static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 		  const struct gov *g, const struct replay_cfg *cfg,
 		  struct result *r)
@@ -666,6 +960,11 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 	static bool kept_stopped[SHIM_NR_CPUS];
 	struct cpuidle_driver drv = *drv0;
 	double peak[CPUIDLE_STATE_MAX], table[CPUIDLE_STATE_MAX];
+	double stop_uj = tick_stop_uj(&drv, cfg);
+	/*
+	 * The trace's own time, idle and busy: the tick's phase at each idle
+	 * entry is the same for every governor.
+	 */
 	u64 now = 0;
 	size_t k;
 
@@ -676,12 +975,21 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 	reset_devices(devs, &drv, g, cfg);
 	if (cfg->shadow)
 		reset_devices(sdevs, &drv, cfg->shadow, cfg);
+	if (g->model) {
+		r->plan_uj = make_plan(&drv, devs, t, cfg,
+				       g->model == MODEL_TABLE ? table : peak);
+		if (r->plan_uj < 0) {
+			fprintf(stderr, "cpuidle-replay: out of memory\n");
+			exit(2);
+		}
+	}
 
 	for (k = 0; k < t->n; k++) {
 		const struct period *p = &t->p[k];
 		struct cpuidle_device *dev = &devs[p->cpu];
 		struct cpuidle_device *sdev = &sdevs[p->cpu];
 		s64 natural = p->timer_ns, elapsed = 0;
+		s64 lat = cfg->has_qos ? min(p->latency_ns, cfg->qos_ns) : p->latency_ns;
 		/* A recorded entry: one call, its tick as recorded. */
 		bool irq = false, recorded = p->tick_ns >= 0;
 		/*
@@ -701,7 +1009,7 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			natural = p->irq_ns;
 		}
 		shim_this_cpu = p->cpu;
-		now_seen.latency_req_ns = p->latency_ns;
+		now_seen.latency_req_ns = lat;
 		now_seen.util = g->no_util ? 0 : p->util;
 		now_seen.capacity = p->capacity;
 		r->util_sum += (double)p->util / p->capacity;
@@ -713,24 +1021,32 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 		 */
 		do {
 			s64 delta_tick = recorded ? p->tick_ns :
-					 cfg->tick_ns - (s64)(now % cfg->tick_ns);
+					 cfg->tick_ns - (s64)((now + elapsed) % cfg->tick_ns);
 			s64 idle = natural - elapsed, diff;
 			bool stop_tick = true, tick_woke = false;
-			bool poll_woke = false, st, polls;
+			bool poll_woke = false, polls;
 			int idx, best, sidx = -1;
+			double best_uj;
 
 			now_seen.sleep_length_ns = p->timer_ns - elapsed;
 			now_seen.delta_tick_ns = stopped ? now_seen.sleep_length_ns :
 					       delta_tick;
 			now_seen.tick_stopped = stopped;
 			now_seen.got_tick = false;
-			now_seen.clock_ns = now;
+			now_seen.clock_ns = now + elapsed;
 
-			if (g->ops)
+			if (g->ops) {
 				idx = g->ops->select(&drv, dev, &stop_tick);
-			else
-				idx = g->bound(&drv, dev, idle, p->latency_ns,
-					       &stop_tick);
+			} else {
+				struct call c = {
+					.drv = &drv, .dev = dev, .k = k,
+					.elapsed_ns = elapsed, .idle_ns = idle,
+					.delta_tick_ns = delta_tick, .lat_ns = lat,
+					.stopped = stopped, .recorded = recorded,
+				};
+
+				idx = g->bound(&c, &stop_tick);
+			}
 			if (idx < 0 || idx >= drv.state_count) {
 				r->bad_index = idx;
 				return -1;
@@ -739,11 +1055,16 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 				sidx = shadow_select(&drv, sdev, cfg, idx,
 						     stop_tick, stopped, k, r);
 			if (cfg->check_invariants &&
-			    !invariants_hold(&drv, dev, idx, stop_tick, p->latency_ns))
+			    !invariants_hold(&drv, dev, idx, stop_tick, lat))
 				r->violations++;
 			if (cfg->decisions)
 				fprintf(cfg->decisions, "%zu %u %d %d %d\n", k + 1,
 					p->cpu, idx, stop_tick, stopped);
+			if (stop_tick && !stopped) {
+				r->tick_stops++;
+				r->energy_uj += stop_uj;
+				r->energy_table_uj += stop_uj;
+			}
 			stopped |= stop_tick;
 			polls = drv.states[idx].flags & CPUIDLE_FLAG_POLLING;
 
@@ -791,7 +1112,8 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 				r->below_ref_ns += diff;
 			r->energy_uj += model_energy(&drv, peak, idx, diff);
 			r->energy_table_uj += model_energy(&drv, table, idx, diff);
-			best = oracle(&drv, dev, natural - elapsed, p->latency_ns, &st);
+			best = cheapest(&drv, dev, table, cfg, lat, natural - elapsed,
+					!recorded, &best_uj);
 			r->oracle_hits += idx == best;
 			if (idx < best)
 				r->misfit_ns += diff;
@@ -806,7 +1128,7 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			}
 
 			now_seen.got_tick = tick_woke;
-			now_seen.clock_ns = now + diff;
+			now_seen.clock_ns = now + elapsed;
 			if (g->ops && g->ops->reflect)
 				g->ops->reflect(dev, idx);
 			if (cfg->shadow) {
@@ -814,12 +1136,12 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 				sdev->poll_time_limit = poll_woke;
 				cfg->shadow->ops->reflect(sdev, idx);
 			}
-			now += diff;
 		} while (elapsed < natural && !recorded);
 
 		kept_stopped[p->cpu] = stopped && irq && !p->busy_ns;
-		now += p->busy_ns;
+		now += natural + p->busy_ns;
 	}
+	r->span_ns = now;
 	return 0;
 }
 
@@ -893,12 +1215,12 @@ static void test_accounting(void)
 	struct replay_cfg cfg = { .tick_ns = NSEC_PER_MSEC, .exit_share_pct = 50 };
 	struct trace t = {};
 	struct result r;
-	bool st;
+	double peak[CPUIDLE_STATE_MAX], table[CPUIDLE_STATE_MAX], uj;
 	int i;
 
 	must_parse_table(x86_table, &drv);
 	/*
-	 * By hand, with the oracle on an 8 us idle: C1 (res 1 us), diff =
+	 * By hand, on an 8 us idle: C1 (res 1 us), diff =
 	 * 8 us + 0.5 us: no miss.  The "shallowest" bound on the same table
 	 * picks C1 for 100 us: diff - exit latency = 99.5 us < 360 us, no
 	 * miss; for 5 ms: 4999.5 us >= 360 us, too shallow (below).
@@ -912,11 +1234,17 @@ static void test_accounting(void)
 	      r.wakeups, r.above, r.below);
 
 	/*
-	 * Deepest state (C3, residency 3102 us, exit latency 1034 us) for a
-	 * 100 us idle: diff = 100 + 517 us < 3102 us, too deep (above).
+	 * In the table-implied model, 5 ms in C3 (50 mW, 5.517 ms with half
+	 * its exit latency, entering and leaving 1375.5 uJ) costs 1651 uJ,
+	 * in C2 2314 uJ.  Deepest state (C3, residency 3102 us, exit latency
+	 * 1034 us) for a 100 us idle: diff = 100 + 517 us < 3102 us, too deep
+	 * (above).
 	 */
-	i = oracle(&drv, &(struct cpuidle_device){}, 5000000, S64_MAX, &st);
-	check(i == 3 && st, "oracle picks C3 for 5 ms with the tick stopped");
+	model_costs(&drv, peak, table);
+	i = cheapest(&drv, &(struct cpuidle_device){}, table, &cfg, S64_MAX,
+		     5000000, true, &uj);
+	check(i == 3 && uj > 1651 && uj < 1652,
+	      "the table-implied oracle picks C3 for 5 ms (%.1f uJ)", uj);
 	{
 		struct cpuidle_device dev = {};
 		struct result rr = {};
@@ -972,37 +1300,96 @@ static void test_energy_models(void)
 	      "default energy model: x86 C3 costs more than C2 at C3's target residency");
 }
 
-static void test_oracle(void)
-{
-	static const char *const tables[] = { x86_table, arm3_table };
-	static const s64 hz[] = { 100, 250, 1000 };
-	int ti, h, k;
+static const char arm2_table[] =
+	"teo-states v1\n"
+	"WFI 1 1 - 100\n"
+	"cpu-off 350 4488 - 5\n";
 
+static const char power_table[] =
+	"teo-states v1\n"
+	"snooze 0 0 poll 2000\n"
+	"CEDE 12 120 - 200\n";
+
+/*
+ * The oracles are the least energy a replay can count: on seeded random
+ * traces (timers from 1 us to 30 ms, interrupts, a quarter of the periods
+ * with no busy time after them, so that a stopped tick stays stopped), on
+ * four tables at HZ 100, 250 and 1000, with a stop of the tick costing 0,
+ * 2 and 5 us and a latency limit or none, no governor uses less energy
+ * than the oracle of either model, and each oracle's replay counts exactly
+ * the energy its plan promised.
+ */
+static void test_bound(void)
+{
+	static const char *const tables[] = { x86_table, arm3_table, arm2_table,
+					      power_table };
+	static const char *const tnames[] = { "x86", "arm3", "arm2", "power" };
+	static const s64 hz[] = { 100, 250, 1000 }, cost[] = { 0, 2000, 5000 };
+	static const s64 qos[] = { 200000, 400000, 200000, 6000 };
+	const struct gov *ora = find_gov("oracle"), *orat = find_gov("oracle-table");
+	const struct gov *all[MAX_GOVS + 2];
+	int ti, h, c, q, k, n, nall = 0, runs = 0, beaten = 0, off_plan = 0;
+	double closest = INFINITY;
+	char first[200] = "";
+
+	/* Every governor built in, ours with utilization off, the bound. */
+	for (n = 0; n < ngovs; n++)
+		all[nall++] = &govs[n];
+	all[nall++] = find_gov("teo-noutil");
+	all[nall++] = find_gov("shallowest");
 	for (ti = 0; ti < ARRAY_SIZE(tables); ti++) {
 		for (h = 0; h < ARRAY_SIZE(hz); h++) {
-			struct replay_cfg cfg = {
-				.tick_ns = NSEC_PER_SEC / hz[h],
-				.exit_share_pct = 50,
-			};
-			struct cpuidle_driver drv;
-			struct trace t = {};
-			struct result r;
+			for (c = 0; c < ARRAY_SIZE(cost); c++) {
+				for (q = 0; q < 2; q++) {
+					struct replay_cfg cfg = {
+						.tick_ns = NSEC_PER_SEC / hz[h],
+						.exit_share_pct = 50,
+						.tick_cost_ns = cost[c],
+						.has_qos = q, .qos_ns = qos[ti],
+					};
+					struct cpuidle_driver drv;
+					struct trace t = {};
+					struct result ro, rt, r;
 
-			must_parse_table(tables[ti], &drv);
-			rng_state = 42 + ti * 3 + h;
-			for (k = 0; k < 5000; k++) {
-				s64 timer = 1000 + rng() % 20000000;
-				s64 irq = rng() % 2 ? (s64)(rng() % 5000000) : -1;
+					must_parse_table(tables[ti], &drv);
+					rng_state = 7 + ti * 100 + h * 10 + c * 2 + q;
+					for (k = 0; k < 2000; k++) {
+						s64 timer = 1000 + rng() % 30000000;
+						s64 irq = rng() % 2 ? (s64)(rng() % 5000000) : -1;
 
-				add(&t, timer, irq, rng() % 100000);
+						add(&t, timer, irq, rng() % 4 ? rng() % 100000 : 0);
+					}
+					replay(&drv, &t, ora, &cfg, &ro);
+					replay(&drv, &t, orat, &cfg, &rt);
+					if (fabs(ro.energy_uj - ro.plan_uj) > 1e-9 * ro.plan_uj ||
+					    fabs(rt.energy_table_uj - rt.plan_uj) > 1e-9 * rt.plan_uj)
+						off_plan++;
+					for (n = 0; n < nall; n++) {
+						if (!all[n])
+							continue;
+						runs++;
+						replay(&drv, &t, all[n], &cfg, &r);
+						closest = min(closest, min(r.energy_uj / ro.energy_uj,
+									   r.energy_table_uj / rt.energy_table_uj));
+						if (r.energy_uj >= ro.energy_uj * (1 - 1e-9) &&
+						    r.energy_table_uj >= rt.energy_table_uj * (1 - 1e-9))
+							continue;
+						if (!beaten++)
+							snprintf(first, sizeof(first),
+								 "; first: %s on %s, HZ=%lld, tick cost %lld ns%s",
+								 all[n]->name, tnames[ti], hz[h], cost[c],
+								 q ? ", latency limit" : "");
+					}
+					free(t.p);
+				}
 			}
-			replay(&drv, &t, find_gov("oracle"), &cfg, &r);
-			check(r.above == 0 && r.below == 0 && r.oracle_hits == r.wakeups,
-			      "oracle has no misses on %s at HZ=%lld (%llu wakeups, %llu above, %llu below)",
-			      ti ? "arm3" : "x86", hz[h], r.wakeups, r.above, r.below);
-			free(t.p);
 		}
 	}
+	check(!off_plan, "each oracle's replay counts the energy its plan promised (%d of %d replays off the plan)",
+	      off_plan, 2 * (int)(ARRAY_SIZE(tables) * ARRAY_SIZE(hz) * ARRAY_SIZE(cost) * 2));
+	check(runs && !beaten,
+	      "no governor uses less energy than the oracles: %d replays of %d governors, %d below, the closest at %.4f times the oracle's%s",
+	      runs, nall, beaten, closest, first);
 }
 
 static void test_periodic(void)
@@ -1409,7 +1796,7 @@ static int fuzz_one(u64 seed)
 static int self_test(long fuzz_iterations)
 {
 	test_accounting();
-	test_oracle();
+	test_bound();
 	test_energy_models();
 	test_periodic();
 	test_formats();
@@ -1500,19 +1887,6 @@ static double ns_per_call(const struct cpuidle_driver *drv,
 }
 
 /*
- * One line per governor: wakeups, too deep and too shallow (% of wakeups),
- * agreement with the oracle, tick stopped (% of idle periods, and % of
- * entries into the deepest state), idle time in states shallower than
- * mainline (7.3) teo picks for the same period (%), mean and p99 exit
- * latency paid at non-timer wakeups (us), modeled energy (mJ) and how much
- * above that of our teo with utilization awareness off it is (%), decision cost
- * (ns per select + reflect, the null governor subtracted), the mean
- * utilization (% of capacity), in CSV the idle time spent in states shallower
- * than the oracle's (misfit_pct, % of idle time) and the energy in the model
- * the table implies (energy_table_mj, see model_costs()), and the
- * residency share of each state (%).
- */
-/*
  * The first of the comma-separated names in @list, into @name (@size bytes,
  * cut short if need be); returns the rest of the list, or NULL after the
  * last name.
@@ -1538,13 +1912,28 @@ static bool in_list(const char *list, const char *name)
 	return false;
 }
 
+/*
+ * One line per governor: wakeups, too deep and too shallow (% of wakeups),
+ * agreement with the table-implied oracle's choice for the rest of the
+ * idle period (%), tick stopped (% of calls), tick stops per second of the
+ * trace, mean and p99 exit latency paid at non-timer wakeups (us), energy
+ * in the default and the table-implied model (mJ, see model_costs(), the
+ * tick's stops included) and how much above that of our teo with
+ * utilization awareness off the default one is (%), decision cost (ns per
+ * select + reflect, the null governor subtracted), the mean utilization (%
+ * of capacity), and the residency share of each state (%).  CSV adds the
+ * share of entries into the deepest state with the tick stopped, the idle
+ * time in states shallower than mainline (7.3) teo picks for the same
+ * period and than the oracle's (misfit_pct), both in % of idle time, the
+ * tick stops and the power they are paid at.
+ */
 static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		   const struct replay_cfg *cfg, const char *only, bool csv,
 		   bool cost)
 {
 	static const char *const fixed[] = {
 		"teo", "teo-noutil", "teo-core", "teo-7.3", "menu-7.3",
-		"teo-6.12", "menu-6.12", "oracle", "shallowest",
+		"teo-6.12", "menu-6.12", "oracle", "oracle-table", "shallowest",
 	};
 	/* Then the series' intermediate steps (teo-stepNN), in order. */
 	const char *names[ARRAY_SIZE(fixed) + MAX_GOVS];
@@ -1578,19 +1967,19 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		off_uj = r.energy_uj;
 
 	if (csv) {
-		printf("governor,wakeups,too_deep_pct,too_shallow_pct,oracle_pct,tick_stopped_pct,deepest_tick_stopped_pct,shallower_than_teo73_pct,irq_exit_latency_mean_us,irq_exit_latency_p99_us,energy_mj,energy_vs_util_off_pct,ns_per_decision,util_pct,misfit_pct,energy_table_mj");
+		printf("governor,wakeups,too_deep_pct,too_shallow_pct,oracle_pct,tick_stopped_pct,deepest_tick_stopped_pct,shallower_than_teo73_pct,irq_exit_latency_mean_us,irq_exit_latency_p99_us,energy_mj,energy_vs_util_off_pct,ns_per_decision,util_pct,misfit_pct,energy_table_mj,tick_stops,tick_stops_per_s,running_mw");
 		for (i = 0; i < drv->state_count; i++)
 			printf(",residency_pct_%s", drv->states[i].name);
 		printf("\n");
 	} else {
-		printf("%-11s %7s %6s %6s %6s %6s %6s %6s %7s %7s %9s %6s %5s %5s  %s\n",
+		printf("%-12s %7s %6s %6s %6s %6s %6s %7s %7s %9s %9s %6s %5s %5s  %s\n",
 		       "governor", "wakeups", "deep%", "shal%", "orcl%",
-		       "tick0%", "dtick0", "<7.3%", "irqlat", "p99lat", "energy",
+		       "tick0%", "stop/s", "irqlat", "p99lat", "energy", "etable",
 		       "vsoff%", "ns", "util%", "residency% by state");
 	}
 	for (n = 0; n < nnames; n++) {
 		const struct gov *g = find_gov(names[n]);
-		double w, cost_ns = 0, mean = 0, p99 = 0, total = 0;
+		double w, cost_ns = 0, mean = 0, p99 = 0, total = 0, stops_s;
 
 		if (!g || (only && !in_list(only, names[n])))
 			continue;
@@ -1611,18 +2000,26 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		for (i = 0; i < drv->state_count; i++)
 			total += r.residency_ns[i];
 		total = max(total, 1.0);
-		printf(csv ? "%s,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.3f,%.2f,%.1f,%.2f" :
-		       "%-11s %7llu %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %7.1f %7.1f %9.3f %+6.1f %5.0f %5.1f ",
-		       names[n], r.wakeups, 100 * r.above / w, 100 * r.below / w,
-		       100 * r.oracle_hits / w, 100 * r.tick_stopped / w,
-		       100.0 * r.deepest_tick_stopped / max(r.deepest_entries, 1),
-		       100 * r.below_ref_ns / total, mean, p99,
-		       r.energy_uj / 1e3,
-		       off_uj > 0 ? 100 * (r.energy_uj / off_uj - 1) : 0.0,
-		       cost_ns, 100 * r.util_sum / max(t->n, 1));
+		stops_s = r.tick_stops * 1e9 / max(r.span_ns, 1);
 		if (csv)
-			printf(",%.3f,%.3f", 100 * r.misfit_ns / total,
-			       r.energy_table_uj / 1e3);
+			printf("%s,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.3f,%.2f,%.1f,%.2f,%.3f,%.3f,%llu,%.1f,%d",
+			       names[n], r.wakeups, 100 * r.above / w, 100 * r.below / w,
+			       100 * r.oracle_hits / w, 100 * r.tick_stopped / w,
+			       100.0 * r.deepest_tick_stopped / max(r.deepest_entries, 1),
+			       100 * r.below_ref_ns / total, mean, p99,
+			       r.energy_uj / 1e3,
+			       off_uj > 0 ? 100 * (r.energy_uj / off_uj - 1) : 0.0,
+			       cost_ns, 100 * r.util_sum / max(t->n, 1),
+			       100 * r.misfit_ns / total, r.energy_table_uj / 1e3,
+			       r.tick_stops, stops_s, running_mw(drv));
+		else
+			printf("%-12s %7llu %6.2f %6.2f %6.2f %6.2f %6.1f %7.1f %7.1f %9.3f %9.3f %+6.1f %5.0f %5.1f ",
+			       names[n], r.wakeups, 100 * r.above / w, 100 * r.below / w,
+			       100 * r.oracle_hits / w, 100 * r.tick_stopped / w,
+			       stops_s, mean, p99, r.energy_uj / 1e3,
+			       r.energy_table_uj / 1e3,
+			       off_uj > 0 ? 100 * (r.energy_uj / off_uj - 1) : 0.0,
+			       cost_ns, 100 * r.util_sum / max(t->n, 1));
 		for (i = 0; i < drv->state_count; i++)
 			printf(csv ? ",%.2f" : " %5.1f", 100 * r.residency_ns[i] / total);
 		printf("\n");
@@ -1701,7 +2098,7 @@ static int decisions(const struct cpuidle_driver *drv, const struct trace *t,
 }
 
 static const char usage_text[] =
-	"usage: cpuidle-replay --table FILE --trace FILE [--gov NAME[,NAME...]] [--hz N] [--exit-share PCT] [--disable MASK] [--csv] [--no-cost]\n"
+	"usage: cpuidle-replay --table FILE --trace FILE [--gov NAME[,NAME...]] [--hz N] [--exit-share PCT] [--disable MASK] [--tick-cost NS] [--latency-limit US] [--csv] [--no-cost]\n"
 	"       cpuidle-replay --table FILE --trace FILE --agree SHADOW [--gov NAME] [--hz N] ...\n"
 	"       cpuidle-replay --table FILE --trace FILE --gov NAME --decisions FILE [--events FILE] [--hz N] ...\n"
 	"       cpuidle-replay --self-test\n"
@@ -1785,7 +2182,10 @@ int main(int argc, char **argv)
 	const char *table = NULL, *trace = NULL, *gname = NULL, *shadow = NULL;
 	const char *dfile = NULL, *efile = NULL;
 	bool csv = false, cost = true;
-	struct replay_cfg cfg = { .tick_ns = NSEC_PER_MSEC, .exit_share_pct = 50 };
+	struct replay_cfg cfg = {
+		.tick_ns = NSEC_PER_MSEC, .exit_share_pct = 50,
+		.tick_cost_ns = TICK_COST_NS,
+	};
 	struct cpuidle_driver drv;
 	struct trace t;
 	int i;
@@ -1843,6 +2243,19 @@ int main(int argc, char **argv)
 			cfg.disabled = strtoul(value(argc, argv, &i), &end, 0);
 			if (*end || cfg.disabled >= BIT(CPUIDLE_STATE_MAX))
 				usage("--disable takes a bit mask of states, such as 0x4 for state 2");
+		} else if (!strcmp(a, "--tick-cost")) {
+			cfg.tick_cost_ns = number(value(argc, argv, &i),
+						  "--tick-cost needs a whole number of ns");
+			if (cfg.tick_cost_ns > NSEC_PER_SEC)
+				usage("--tick-cost is at most 1000000000 ns");
+		} else if (!strcmp(a, "--latency-limit")) {
+			u64 us = number(value(argc, argv, &i),
+					"--latency-limit needs a whole number of us");
+
+			if (us > INT_MAX)
+				usage("--latency-limit is at most 2147483647 us");
+			cfg.has_qos = true;
+			cfg.qos_ns = us * NSEC_PER_USEC;
 		} else if (!strcmp(a, "--exit-share")) {
 			cfg.exit_share_pct = strtol(value(argc, argv, &i), NULL, 10);
 			if (cfg.exit_share_pct < 0 || cfg.exit_share_pct > 100)
