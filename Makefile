@@ -20,9 +20,12 @@
 #   make series             the series as git format-patch files with a cover
 #                           letter, signed off with your git config identity
 #   make harness            build the replay harness, run its self-tests
-#   make bench              compare the governors on every workload and table
+#   make bench              the judge: every patch and the series against
+#                           mainline on the replay matrix (workloads x tables x
+#                           HZ 100/250/1000 x latency limits x seeds)
 #                           (TRACE=FILE TABLE=FILE [HZ=N]: on a trace of yours)
-#   make bench-readme       the same, and refresh the harness README's figures
+#   make bench-update       the same, and refresh the verdicts the patch
+#                           messages quote, the harness README and its plot
 #   make cost               instructions per decision of each governor (callgrind)
 #   make fuzz [SECONDS=600] [SEED=N]  the harness's fuzzer, sanitized, for a time
 #   make stress [ARCH=arm64]  switch governors, disable states, change QoS and
@@ -30,7 +33,7 @@
 
 SCRIPTS := scripts/teo
 
-.PHONY: all check run vmbench fidelity kunit lint tree series harness bench bench-readme cost fuzz stress deps help
+.PHONY: all check run vmbench fidelity kunit lint tree series harness bench bench-update cost fuzz stress deps help
 
 all: help
 
@@ -67,10 +70,12 @@ harness: deps
 	@$(SCRIPTS)/harness
 
 bench: deps
+	@$(SCRIPTS)/deps python3-matplotlib
 	@$(SCRIPTS)/bench $(if $(TRACE),--trace $(TRACE) --table $(TABLE) $(if $(HZ),--hz $(HZ)))
 
-bench-readme: deps
-	@$(SCRIPTS)/bench --update-readme
+bench-update: deps
+	@$(SCRIPTS)/deps python3-matplotlib
+	@$(SCRIPTS)/bench --update
 
 cost: deps
 	@$(SCRIPTS)/cost

@@ -1,0 +1,510 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The judge: the replay harness's matrix and the verdicts drawn from it.
+
+Imported by scripts/teo/bench (the report, make bench) and scripts/teo/judge
+(the checks of make check).  The matrix is every workload of
+tools/testing/cpuidle/workloads.py (the noise sweep's too) x every state
+table of tools/testing/cpuidle/tables/ x HZ 100, 250 and 1000 x no latency
+limit and one that rules out the deepest state x seeds 1 to 3; a cell is
+one replay of every governor of the series and its competitors
+(cpuidle-replay --csv), with a stop and restart of the tick costing
+TICK_COST_NS at the table's highest power.
+
+A patch is judged against the patch before it, the series against
+mainline teo 7.3: a cell fails if the candidate is worse than the
+reference by more than 3% energy in either model, by more than 10% + 5 us
+mean exit latency paid at non-timer wakeups, or by more than 2 points of
+too-deep wakeups; a change passes when no cell fails and at least one
+geometric mean (energy in either model, latency, too deep) is better.
+"""
+
+import concurrent.futures
+import csv
+import importlib.util
+import io
+import math
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+HARNESS = os.path.join(ROOT, "tools", "testing", "cpuidle")
+CACHE = os.environ.get("TEO_CACHE", os.path.expanduser("~/.cache/teo"))
+OUT = os.path.join(CACHE, "bench")
+REPLAY = os.path.join(CACHE, "build", "harness", "cpuidle-replay")
+VERDICT_FILE = os.path.join(ROOT, "patches", "verdict.txt")
+
+# Each table's usual HZ (DESIGN.md section 7): the quick start and the
+# rules R1-R4 replay it there; the matrix replays every table at each HZ.
+TABLES = {
+    "x86-i5-10600k": 1000,
+    "arm-2state-osi": 250,
+    "arm-rk3399": 250,
+    "arm-equal-residency": 100,
+    "power-snooze-cede": 100,
+}
+HZS = (100, 250, 1000)
+SEEDS = (1, 2, 3)
+PERIODS = int(os.environ.get("TEO_BENCH_PERIODS", "4000"))
+REF = "teo-7.3"
+# What a stop of the tick and its restart cost (the README says why), the
+# figure judged and the ones reported beside it.
+TICK_COST_NS = 2000
+TICK_COSTS = (0, 2000, 5000)
+# The limits of a failing cell.
+ENERGY_LIMIT = 1.03
+LATENCY_LIMIT = (1.10, 5.0)
+DEEP_LIMIT = 2.0
+# The geometric means' floors: a ratio of latencies or of too-deep shares
+# is taken as (x + floor) / (ref + floor), so that a cell where both are
+# nearly 0 counts as a tie.  1 us is the exit latency of the shallowest
+# non-polling state of every table, below which no latency shows; 0.1
+# point is 4 wakeups of a replay of 4000 idle periods.
+LATENCY_FLOOR_US = 1.0
+DEEP_FLOOR = 0.1
+# Beside the series: mainline's other governors, ours with utilization
+# awareness off, and the two oracles (the least energy in each model).
+OTHERS = ["menu-7.3", "teo-6.12", "menu-6.12", "teo-noutil", "oracle", "oracle-table"]
+
+
+def die(msg):
+    print(f"teo: error: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def say(msg):
+    print(f"teo: {msg}", file=sys.stderr, flush=True)
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        die(f"{' '.join(cmd)} failed: {p.stderr.strip() or p.stdout.strip()}")
+    return p.stdout
+
+
+def build_harness():
+    """The pristine sources the harness copies upstream's governors from,
+    then the harness itself (no QEMU, no cross compiler)."""
+    for base in ("7.3", "6.12"):
+        run([os.path.join(ROOT, "scripts", "teo", "source"), base])
+    run(["make", "-s", "-C", HARNESS, f"TEO_CACHE={CACHE}", f"OUT={os.path.dirname(REPLAY)}"])
+
+
+def _workloads_module():
+    spec = importlib.util.spec_from_file_location("workloads", os.path.join(HARNESS, "workloads.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+WORKLOADS = _workloads_module()
+# The main workloads, then the noise sweep's (periodic timers with random
+# interrupts).
+ALL_WORKLOADS = list(WORKLOADS.WORKLOADS) + list(WORKLOADS.NOISE)
+
+
+def make_traces(seeds, workloads=None):
+    """Write each workload's trace for each seed under OUT/traces (only if
+    missing or made with another period count); returns {(workload, seed):
+    path}."""
+    out = {}
+    d = os.path.join(OUT, "traces", str(PERIODS))
+    os.makedirs(d, exist_ok=True)
+    for wl in workloads or ALL_WORKLOADS:
+        for seed in seeds:
+            path = os.path.join(d, f"{wl}-{seed}.trace")
+            if not os.path.exists(path):
+                with open(path + ".part", "w") as fh:
+                    WORKLOADS.write(wl, seed, PERIODS, fh)
+                os.replace(path + ".part", path)
+            out[(wl, seed)] = path
+    return out
+
+
+def table_path(table):
+    return os.path.join(HARNESS, "tables", f"{table}.states")
+
+
+def table_states(table):
+    """[(name, exit latency us, target residency us, flags, power)]."""
+    states = []
+    with open(table_path(table)) as fh:
+        for line in fh:
+            w = line.split("#")[0].split()
+            if len(w) == 5:
+                states.append((w[0], int(w[1]), int(w[2]), w[3], int(w[4])))
+    return states
+
+
+def latency_limit_us(table):
+    """The limit that rules out the deepest state and nothing else: midway
+    between the deepest state's exit latency and the largest of the others."""
+    lat = [s[1] for s in table_states(table)]
+    return (lat[-1] + max(lat[:-1])) // 2
+
+
+def series_steps():
+    """The governor each patch of patches/series leaves, with the patch's
+    number and subject: teo-core for the first, teo-stepNN for a step diff
+    patches/steps/NN-*.diff, teo for the patch that brings the final teo.c;
+    and the message file of each."""
+    steps, n = [], 0
+    with open(os.path.join(ROOT, "patches", "series")) as fh:
+        for line in fh:
+            words = line.split()
+            if not words or words[0].startswith("#"):
+                continue
+            n += 1
+            with open(os.path.join(ROOT, "patches", words[0])) as msg:
+                subject = msg.readline().strip()
+            for item in words[1:]:
+                base = os.path.basename(item.split("=")[0].split("@")[0])
+                gov = None
+                if item.startswith("patches/teo-core/teo.c"):
+                    gov = "teo-core"
+                elif item.startswith("patches/steps/") and item.endswith(".diff"):
+                    gov = f"teo-step{base.split('-')[0]}"
+                elif item == "drivers/cpuidle/governors/teo.c":
+                    gov = "teo"
+                if gov:
+                    steps.append({"gov": gov, "n": n, "subject": subject, "msg": words[0]})
+    return steps
+
+
+STEPS = series_steps()
+SERIES = [s["gov"] for s in STEPS]
+GOVERNORS = [REF] + SERIES + OTHERS
+
+
+# ---- The matrix ------------------------------------------------------------
+
+def cell_keys(seeds=SEEDS, workloads=None):
+    """Every cell: (table, HZ, latency limit in us or 0 for none, workload,
+    seed)."""
+    return [(t, hz, lim, wl, seed)
+            for t in TABLES for hz in HZS for lim in (0, latency_limit_us(t))
+            for wl in (workloads or ALL_WORKLOADS) for seed in seeds]
+
+
+def label(key):
+    t, hz, lim, wl, seed = key
+    return f"{t} HZ={hz}{f' limit {lim} us' if lim else ''} {wl} seed {seed}"
+
+
+def replay_cell(key, trace, govs, timed):
+    """One cell's replay: {governor: row} from cpuidle-replay --csv."""
+    t, hz, lim, wl, seed = key
+    cmd = [REPLAY, "--csv", "--hz", str(hz), "--table", table_path(t), "--trace", trace,
+           "--tick-cost", str(TICK_COST_NS), "--gov", ",".join(govs)]
+    if lim:
+        cmd += ["--latency-limit", str(lim)]
+    if not timed:
+        cmd.append("--no-cost")
+    rows = {}
+    for r in csv.DictReader(io.StringIO(run(cmd))):
+        row = {k: (r[k] if k == "governor" else float(r[k])) for k in r
+               if not k.startswith("residency_pct_")}
+        row["residency_pct"] = {k[len("residency_pct_"):]: float(v)
+                                for k, v in r.items() if k.startswith("residency_pct_")}
+        rows[r["governor"]] = row
+    return rows
+
+
+def timed_cell(key):
+    """Whether a cell times the decisions (ns per select + reflect, most of
+    a replay's run time): seed 1, no limit, the table's usual HZ."""
+    t, hz, lim, _, seed = key
+    return seed == 1 and not lim and hz == TABLES[t]
+
+
+def run_matrix(keys, govs=None, timing=False):
+    """Replay every cell of @keys through @govs (default GOVERNORS), on
+    every CPU at once, with progress on stderr every 10 s; returns {key:
+    {governor: row}}."""
+    govs = govs or GOVERNORS
+    traces = make_traces(sorted({k[4] for k in keys}), sorted({k[3] for k in keys}))
+    cells = {}
+    start = last = time.time()
+    jobs = os.cpu_count() or 1
+    say(f"replaying {len(keys)} cells of {PERIODS} idle periods through {len(govs)} "
+        f"governors on {jobs} CPUs")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(replay_cell, k, traces[(k[3], k[4])], govs,
+                               timing and timed_cell(k)): k for k in keys}
+        for fut in concurrent.futures.as_completed(futures):
+            cells[futures[fut]] = fut.result()
+            if time.time() - last >= 10:
+                last = time.time()
+                say(f"{len(cells)} of {len(keys)} cells ({100 * len(cells) // len(keys)}%), "
+                    f"{last - start:.0f} s")
+    say(f"{len(keys)} cells in {time.time() - start:.0f} s")
+    return cells
+
+
+# ---- Energy at a tick cost, and the comparison of two governors -----------
+
+def energy(row, model, cost_ns=TICK_COST_NS):
+    """A row's energy (mJ) in @model ("default" or "table") with a stop and
+    restart of the tick costing @cost_ns: the replay counted TICK_COST_NS
+    per stop at the table's highest power, and a governor's decisions do not
+    depend on that cost (an oracle's do: only TICK_COST_NS is exact for
+    it)."""
+    e = row["energy_mj" if model == "default" else "energy_table_mj"]
+    return e + row["tick_stops"] * (cost_ns - TICK_COST_NS) * row["running_mw"] / 1e9
+
+
+def worse(cand, ref, cost_ns=TICK_COST_NS):
+    """The ways @cand is worse than @ref in one cell beyond the limits:
+    [(criterion, candidate's figure, reference's figure)]."""
+    out = []
+    for model in ("default", "table"):
+        c, r = energy(cand, model, cost_ns), energy(ref, model, cost_ns)
+        if c > ENERGY_LIMIT * r:
+            out.append(("energy" if model == "default" else "table", c, r))
+    c, r = cand["irq_exit_latency_mean_us"], ref["irq_exit_latency_mean_us"]
+    if c > LATENCY_LIMIT[0] * r + LATENCY_LIMIT[1]:
+        out.append(("latency", c, r))
+    c, r = cand["too_deep_pct"], ref["too_deep_pct"]
+    if c > r + DEEP_LIMIT:
+        out.append(("deep", c, r))
+    return out
+
+
+def ratios(cand, ref, cost_ns=TICK_COST_NS):
+    """The cell's ratios, candidate to reference, of what the geometric
+    means take: energy in both models, latency and too deep (with floors)."""
+    return {
+        "energy": energy(cand, "default", cost_ns) / energy(ref, "default", cost_ns),
+        "table": energy(cand, "table", cost_ns) / energy(ref, "table", cost_ns),
+        "latency": (cand["irq_exit_latency_mean_us"] + LATENCY_FLOOR_US) /
+                   (ref["irq_exit_latency_mean_us"] + LATENCY_FLOOR_US),
+        "deep": (cand["too_deep_pct"] + DEEP_FLOOR) / (ref["too_deep_pct"] + DEEP_FLOOR),
+    }
+
+
+CRITERIA = ("energy", "table", "latency", "deep")
+NAMES = {"energy": "energy", "table": "table-implied energy", "latency": "interrupt latency",
+         "deep": "too deep"}
+
+
+def same(cand, ref):
+    """Whether two rows are the same replay, decision for decision (as far
+    as the figures tell)."""
+    keys = ("wakeups", "too_deep_pct", "too_shallow_pct", "energy_mj", "energy_table_mj",
+            "tick_stops", "irq_exit_latency_mean_us")
+    return all(cand[k] == ref[k] for k in keys)
+
+
+def judge(cells, cand, ref, cost_ns=TICK_COST_NS):
+    """@cand against @ref over @cells: {"n": cells, "geo": {criterion:
+    geometric mean}, "fails": [(key, [(criterion, cand, ref)])], "same":
+    whether every cell is the same replay, "verdict": "PASS", "FAIL" or
+    "same decisions", "better": the geometric means below 1}."""
+    logs = {c: 0.0 for c in CRITERIA}
+    fails, identical = [], True
+    for key in sorted(cells):
+        rows = cells[key]
+        ratio = ratios(rows[cand], rows[ref], cost_ns)
+        for c in CRITERIA:
+            logs[c] += math.log(ratio[c])
+        w = worse(rows[cand], rows[ref], cost_ns)
+        if w:
+            fails.append((key, w))
+        identical &= same(rows[cand], rows[ref])
+    n = max(len(cells), 1)
+    geo = {c: math.exp(logs[c] / n) for c in CRITERIA}
+    better = [c for c in CRITERIA if geo[c] < 1 - 1e-9]
+    if identical:
+        verdict = "no change"
+    elif not fails and better:
+        verdict = "PASS"
+    else:
+        verdict = "FAIL"
+    return {"n": len(cells), "geo": geo, "fails": fails, "same": identical,
+            "verdict": verdict, "better": better}
+
+
+def pairs():
+    """(label, candidate, reference, step) for each patch that leaves a
+    governor, against the one before it, then the series against REF."""
+    out, prev = [], REF
+    for s in STEPS:
+        out.append((f"patch {s['n']}", s["gov"], prev, s))
+        prev = s["gov"]
+    out.append(("series", SERIES[-1], REF, None))
+    return out
+
+
+def oracle_bound(cells):
+    """The cells where a governor used less energy than the oracle of a
+    model: [(key, governor, model, its energy, the oracle's)]."""
+    out = []
+    for key, rows in sorted(cells.items()):
+        for model, oracle, col in (("default", "oracle", "energy_mj"),
+                                   ("table", "oracle-table", "energy_table_mj")):
+            if oracle not in rows:
+                continue
+            bound = rows[oracle][col]
+            for g, r in rows.items():
+                if r[col] < bound * (1 - 1e-9):
+                    out.append((key, g, model, r[col], bound))
+    return out
+
+
+# ---- Text --------------------------------------------------------------------
+
+def fmt_cell(key, crit, c, r):
+    """One failing figure of a cell, as the verdict lists it."""
+    if crit in ("energy", "table"):
+        what = f"{'energy' if crit == 'energy' else 'table-implied energy'} " \
+               f"{100 * (c / r - 1):+.1f}% ({r:.0f} -> {c:.0f} mJ)"
+    elif crit == "latency":
+        what = f"interrupt latency {r:.1f} -> {c:.1f} us"
+    else:
+        what = f"too deep {r:.2f}% -> {c:.2f}%"
+    return what
+
+
+def worst(fails, crit):
+    """The failing cell worst by @crit (relative for energy and latency,
+    in points for too deep), as (key, cand, ref), or None."""
+    best = None
+    for key, w in fails:
+        for c, cv, rv in w:
+            if c != crit:
+                continue
+            score = cv - rv if crit == "deep" else cv / max(rv, 1e-9)
+            if best is None or score > best[0]:
+                best = (score, key, cv, rv)
+    return best and best[1:]
+
+
+def matrix_text(cells):
+    """The matrix's dimensions, for a verdict's first lines."""
+    tables = sorted({k[0] for k in cells})
+    wls = sorted({k[3] for k in cells})
+    seeds = sorted({k[4] for k in cells})
+    hzs = [str(h) for h in sorted({k[1] for k in cells})]
+    return (f"{len(cells)} cells: {len(wls)} workloads x {len(tables)} state tables x "
+            f"HZ {' and '.join([', '.join(hzs[:-1]), hzs[-1]] if len(hzs) > 1 else hzs)} x "
+            f"no latency limit and one that rules out the deepest state x "
+            f"{'seed' if len(seeds) == 1 else 'seeds'} {', '.join(map(str, seeds))}")
+
+
+def verdict_table(cells, cost_ns=TICK_COST_NS, width=None):
+    """Per patch (against the one before it) and for the series (against
+    REF): the geometric means, the failing cells per criterion and the
+    verdict."""
+    lines = [f"{'':7} {'energy':>7} {'table':>7} {'latency':>7} {'deep':>7} "
+             f"{'failing cells':>18}  verdict",
+             f"{'':7} {'':>7} {'':>7} {'':>7} {'':>7} {'(e/t/l/d)':>18}"]
+    for name, cand, ref, _ in pairs():
+        v = judge(cells, cand, ref, cost_ns)
+        per = {c: sum(1 for _, w in v["fails"] if any(x[0] == c for x in w)) for c in CRITERIA}
+        counts = f"{len(v['fails'])} ({'/'.join(str(per[c]) for c in CRITERIA)})"
+        lines.append(f"{name:7} " + " ".join(f"{v['geo'][c]:6.3f}x" for c in CRITERIA) +
+                     f" {counts:>18}  {v['verdict']}")
+    return lines
+
+
+def worst_lines(v, indent="  "):
+    """A verdict's worst failing cell per criterion, two lines each."""
+    out = []
+    for crit in CRITERIA:
+        w = worst(v["fails"], crit)
+        if w:
+            key, c, r = w
+            out.append(f"{indent}{fmt_cell(key, crit, c, r)}")
+            out.append(f"{indent}  in {label(key)}")
+    return out
+
+
+def wrap(text, width=72):
+    """@text as lines of at most @width columns, a figure kept with its
+    unit."""
+    text = re.sub(r"(\d) (us|ms|mJ|cells)\b", "\\1\0\\2", text)
+    return [x.replace("\0", " ") for x in textwrap.wrap(text, width, break_on_hyphens=False)]
+
+
+def judged_text(cells):
+    """What the judge replays, as a message's prose says it."""
+    return (f"The judge replays {matrix_text(cells)}; energy in the default model and in "
+            f"the one the target residencies imply, a stop and restart of the tick costing "
+            f"{TICK_COST_NS // 1000} us at the table's highest power.")
+
+
+def patch_block(cells, cand, ref, what):
+    """The verdict section of one patch's message (at most 72 columns)."""
+    v = judge(cells, cand, ref)
+    lines = wrap(judged_text(cells) + f"  This patch against {what}, geometric means of "
+                 "the cells' ratios:")
+    lines += ["",
+              "  energy   table-implied   interrupt latency   too deep",
+              f"  {v['geo']['energy']:5.3f}x {v['geo']['table']:14.3f}x "
+              f"{v['geo']['latency']:18.3f}x {v['geo']['deep']:9.3f}x", ""]
+    if v["same"]:
+        return lines + ["Every cell replays the same decisions."]
+    costs = []
+    for cost in TICK_COSTS:
+        if cost != TICK_COST_NS:
+            w = judge(cells, cand, ref, cost)
+            costs.append(f"{cost // 1000} us: {len(w['fails'])} cells, {w['verdict']}")
+    better = (f"better on {', '.join(NAMES[c] for c in v['better'])}" if v["better"]
+              else "no geometric mean better")
+    lines += wrap(f"Cells worse by more than 3% energy in either model, 10% + 5 us of mean "
+                  f"interrupt exit latency or 2 points of too-deep wakeups: "
+                  f"{len(v['fails'])} of {v['n']}; verdict: {v['verdict']} ({better}).  With "
+                  f"a tick stop costing {'; '.join(costs)}.")
+    if v["fails"]:
+        lines += ["", "The worst cells:"] + worst_lines(v)
+    return lines
+
+
+def series_block(cells):
+    """The cover letter's section: the verdict table and the series'
+    worst cells against REF."""
+    lines = wrap(judged_text(cells) + "  Each patch against the one before it (patch 1 and "
+                 f"the series against mainline teo {REF[4:]}): geometric means of the "
+                 "cells' ratios, and the cells worse by more than 3% energy in either model "
+                 "(e, t), 10% + 5 us mean exit latency at interrupts (l) or 2 points of "
+                 "too-deep wakeups (d):")
+    lines += [""] + ["  " + x for x in verdict_table(cells)]
+    v = judge(cells, SERIES[-1], REF)
+    lines += ["", f"The series' worst cells against teo {REF[4:]}:"] + worst_lines(v)
+    return lines
+
+
+def read_verdict_file(path=VERDICT_FILE):
+    """{section: text} of patches/verdict.txt."""
+    sections, name = {}, None
+    with open(path) as fh:
+        for line in fh:
+            if line.startswith("#"):
+                continue
+            if line.startswith("[") and line.rstrip().endswith("]"):
+                name = line.strip()[1:-1]
+                sections[name] = []
+            elif name:
+                sections[name].append(line.rstrip("\n"))
+    return {k: "\n".join(v).strip("\n") for k, v in sections.items()}
+
+
+def verdict_file_text(cells):
+    """patches/verdict.txt: each behaviour patch's section, then the
+    series'."""
+    out = ["# The judge's verdicts, written by scripts/teo/bench --update from the",
+           "# full matrix; make check fails if they are not what the judge prints.",
+           "# scripts/teo/tree puts a patch's section where its message says",
+           "# @VERDICT@, scripts/teo/series the series' where the cover letter",
+           "# says @BENCH@."]
+    for name, cand, ref, step in pairs():
+        if step is None:
+            continue
+        what = "the previous one" if ref != REF else f"mainline teo {REF[4:]}"
+        out += ["", f"[{step['msg']}]"] + patch_block(cells, cand, ref, what)
+    out += ["", "[series]"] + series_block(cells)
+    return "\n".join(out) + "\n"
