@@ -126,6 +126,31 @@ harness_make()
 		"${args[@]}" OUT="$TEO_CACHE/build/harness" "$@"
 }
 
+# verdict_section NAME: the section [NAME] of patches/verdict.txt (the
+# judge's verdicts, which scripts/teo/bench --update writes), or fail.
+verdict_section()
+{
+	local file=$TEO_ROOT/patches/verdict.txt
+
+	awk -v name="[$1]" '/^#/ { next } /^\[.*\]$/ { on = $0 == name; found += on; next }
+		on { print } END { exit !found }' "$file" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' ||
+		die "patches/verdict.txt has no section [$1] (scripts/teo/bench --update writes it)"
+}
+
+# patch_message FILE: the patch message FILE (in patches/) with its
+# @VERDICT@ line replaced by its verdict section.
+patch_message()
+{
+	local msg=$TEO_ROOT/patches/$1 section
+
+	if grep -q -x '@VERDICT@' "$msg"; then
+		section=$(verdict_section "$1") || exit 1
+		TEXT=$section awk '$0 == "@VERDICT@" { print ENVIRON["TEXT"]; next } { print }' "$msg"
+	else
+		cat "$msg"
+	fi
+}
+
 # guest_table POWERS: the harness's state table (teo-states v1) of a
 # guest, from "NAME LATENCY_US RESIDENCY_US" lines of CPU 0 on standard
 # input (sysfs's figures, as the guest printed them) and POWERS, the
