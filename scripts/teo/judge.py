@@ -20,6 +20,7 @@ geometric mean (energy in either model, latency, too deep) is better.
 
 import concurrent.futures
 import csv
+import hashlib
 import importlib.util
 import io
 import math
@@ -108,11 +109,13 @@ ALL_WORKLOADS = list(WORKLOADS.WORKLOADS) + list(WORKLOADS.NOISE)
 
 
 def make_traces(seeds, workloads=None):
-    """Write each workload's trace for each seed under OUT/traces (only if
-    missing or made with another period count); returns {(workload, seed):
+    """Write each workload's trace for each seed under OUT/traces, once per
+    version of workloads.py and period count; returns {(workload, seed):
     path}."""
     out = {}
-    d = os.path.join(OUT, "traces", str(PERIODS))
+    with open(os.path.join(HARNESS, "workloads.py"), "rb") as fh:
+        version = hashlib.sha256(fh.read()).hexdigest()[:12]
+    d = os.path.join(OUT, "traces", f"{version}-{PERIODS}")
     os.makedirs(d, exist_ok=True)
     for wl in workloads or ALL_WORKLOADS:
         for seed in seeds:
@@ -476,6 +479,29 @@ def series_block(cells):
     v = judge(cells, SERIES[-1], REF)
     lines += ["", f"The series' worst cells against teo {REF[4:]}:"] + worst_lines(v)
     return lines
+
+
+README = os.path.join(ROOT, "README.md")
+README_BEGIN = "<!-- the judge's verdict, written by scripts/teo/bench --update: begin -->"
+README_END = "<!-- the judge's verdict: end -->"
+
+
+def readme_block(cells):
+    """The verdict as the top README quotes it, between its markers."""
+    v = judge(cells, SERIES[-1], REF)
+    return "\n".join([README_BEGIN, "", "    " + "\n    ".join(verdict_table(cells)), "",
+                      f"The series' worst cells against {REF}:", "",
+                      "    " + "\n    ".join(x.strip() for x in worst_lines(v)), "",
+                      README_END])
+
+
+def readme_with_block(text, cells):
+    """@text (the top README) with its verdict block replaced, or None if it
+    has no markers."""
+    if README_BEGIN not in text or README_END not in text:
+        return None
+    head, rest = text.split(README_BEGIN, 1)
+    return head + readme_block(cells) + rest.split(README_END, 1)[1]
 
 
 def read_verdict_file(path=VERDICT_FILE):

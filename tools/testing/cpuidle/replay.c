@@ -19,8 +19,8 @@
  * The formats are described in README in this directory.
  */
 #include <errno.h>
-#include <math.h>
 #include <inttypes.h>
+#include <math.h>
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
 #endif
@@ -96,7 +96,7 @@ unsigned long arch_scale_cpu_capacity(int cpu)
 	return now_seen.capacity;
 }
 
-/* ---- Governors ---------------------------------------------------------- */
+/* ---- Governors -------------------------------------------------------- */
 
 /*
  * What a bound (a rule of the harness, not a governor's code) is told at
