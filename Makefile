@@ -10,8 +10,10 @@
 #   make run                boot the patched kernel in QEMU (arm64, or ARCH=x86_64)
 #                           and show the governors at work
 #   make vmbench            teo, teo-7.3, teo-6.12, menu and ladder in one guest
-#                           (arm64, or ARCH=x86_64) under rt-app, cyclictest and
-#                           a ping-pong, traced by trace-cmd: tables, CSV, plot
+#                           (arm64, or ARCH=x86_64; HZ=100|250|1000, default 250)
+#                           under rt-app, cyclictest, a ping-pong and perf bench
+#                           sched pipe, traced by trace-cmd: tables, the verdict
+#                           against teo-7.3 (a rank test), CSV, plot
 #   make fidelity           replay the boot test's trace through the harness and
 #                           compare with the kernel's decisions (ARCH=x86_64 too)
 #   make kunit ARCH=x86_64  the KUnit suite on one architecture (or arm64)
@@ -49,7 +51,7 @@ run: deps
 
 vmbench: deps
 	@$(SCRIPTS)/deps trace-cmd python3-matplotlib
-	@$(SCRIPTS)/vmbench $(if $(ARCH),$(ARCH),arm64)
+	@$(SCRIPTS)/vmbench $(if $(ARCH),$(ARCH),arm64) $(if $(HZ),--hz $(HZ))
 
 fidelity: deps
 	@$(SCRIPTS)/fidelity $(if $(ARCH),$(ARCH),arm64)
