@@ -226,13 +226,13 @@ def timed_cell(key):
 
 def run_matrix(keys, govs=None, timing=False):
     """Replay every cell of @keys through @govs (default GOVERNORS), on
-    every CPU at once, with progress on stderr every 10 s; returns {key:
-    {governor: row}}."""
+    TEO_JOBS CPUs at once (default all), with progress on stderr every
+    10 s; returns {key: {governor: row}}."""
     govs = govs or GOVERNORS
     traces = make_traces(sorted({k[4] for k in keys}), sorted({k[3] for k in keys}))
     cells = {}
     start = last = time.time()
-    jobs = os.cpu_count() or 1
+    jobs = int(os.environ.get("TEO_JOBS") or os.cpu_count() or 1)
     say(f"replaying {len(keys)} cells of {PERIODS} idle periods through {len(govs)} "
         f"governors on {jobs} CPUs")
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
