@@ -66,14 +66,24 @@ DEEP_LIMIT = 2.0
 # point is 4 wakeups of a replay of 4000 idle periods.
 LATENCY_FLOOR_US = 1.0
 DEEP_FLOOR = 0.1
+# The oracle of each energy model (the least energy a replay can count
+# in it), and the model's column in cpuidle-replay's CSV.
+ORACLES = {"default": ("oracle", "energy_mj"), "table": ("oracle-table", "energy_table_mj")}
 # Beside the series: mainline's other governors, ours with utilization
-# awareness off, and the two oracles (the least energy in each model).
-OTHERS = ["menu-7.3", "teo-6.12", "menu-6.12", "teo-noutil", "oracle", "oracle-table"]
+# awareness off, and the two oracles.
+OTHERS = ["menu-7.3", "teo-6.12", "menu-6.12", "teo-noutil"] + [o for o, _ in ORACLES.values()]
 
 
 def die(msg):
     print(f"teo: error: {msg}", file=sys.stderr)
     sys.exit(1)
+
+
+# Replays at once: TEO_JOBS as in the shell scripts, every CPU by default.
+_jobs = os.environ.get("TEO_JOBS") or str(os.cpu_count() or 1)
+if not _jobs.isdigit() or int(_jobs) < 1:
+    die(f"TEO_JOBS must be a number of replays to run at once (got '{_jobs}')")
+JOBS = int(_jobs)
 
 
 def say(msg):
@@ -232,10 +242,9 @@ def run_matrix(keys, govs=None, timing=False):
     traces = make_traces(sorted({k[4] for k in keys}), sorted({k[3] for k in keys}))
     cells = {}
     start = last = time.time()
-    jobs = int(os.environ.get("TEO_JOBS") or os.cpu_count() or 1)
     say(f"replaying {len(keys)} cells of {PERIODS} idle periods through {len(govs)} "
-        f"governors on {jobs} CPUs")
-    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        f"governors on {JOBS} CPUs")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=JOBS) as pool:
         futures = {pool.submit(replay_cell, k, traces[(k[3], k[4])], govs,
                                timing and timed_cell(k)): k for k in keys}
         for fut in concurrent.futures.as_completed(futures):
@@ -347,8 +356,7 @@ def oracle_bound(cells):
     model: [(key, governor, model, its energy, the oracle's)]."""
     out = []
     for key, rows in sorted(cells.items()):
-        for model, oracle, col in (("default", "oracle", "energy_mj"),
-                                   ("table", "oracle-table", "energy_table_mj")):
+        for model, (oracle, col) in ORACLES.items():
             if oracle not in rows:
                 continue
             bound = rows[oracle][col]
