@@ -2063,6 +2063,54 @@ static int agree(const struct cpuidle_driver *drv, const struct trace *t,
 }
 
 /*
+ * --agree SHADOW --gov NAME --random CASES: the fuzzer's random cases from
+ * @seed on (with @extreme, also those with near-S64_MAX values), each
+ * replayed through @gname with @shadow in lockstep.  The last line is
+ * "agree GOV SHADOW: SAME of N (PCT%) over CASES random cases".
+ */
+static int agree_random(const char *gname, const char *shadow, u64 seed,
+			u64 cases, bool extreme)
+{
+	const struct gov *g = find_gov(gname), *s = find_gov(shadow);
+	u64 same = 0, total = 0, c;
+	char first[300] = "";
+
+	if (!g || !g->ops || !s || !s->ops) {
+		fprintf(stderr, "cpuidle-replay: --agree compares two built-in governors; %s is not one\n",
+			g && g->ops ? shadow : gname);
+		return 2;
+	}
+	for (c = seed; c < seed + cases; c++) {
+		struct cpuidle_driver drv;
+		struct replay_cfg cfg;
+		struct trace t;
+		struct result r;
+		int rc;
+
+		fuzz_make(c, extreme, &drv, &t, &cfg);
+		cfg.shadow = s;
+		cfg.check_invariants = false;
+		rc = replay(&drv, &t, g, &cfg, &r);
+		free(t.p);
+		if (rc) {
+			fprintf(stderr, "cpuidle-replay: %s returned state %d of %d in case %llu\n",
+				gname, r.bad_index, drv.state_count, c);
+			return 1;
+		}
+		same += r.shadow_same;
+		total += r.wakeups;
+		if (r.shadow_same != r.wakeups && !first[0])
+			snprintf(first, sizeof(first), "case %llu: %s", c,
+				 r.shadow_first);
+	}
+	if (first[0])
+		printf("first difference: %s\n", first);
+	printf("agree %s %s: %llu of %llu (%.3f%%) over %llu random cases\n",
+	       gname, shadow, same, total, 100.0 * same / max(total, 1), cases);
+	return 0;
+}
+
+/*
  * --decisions: replay one governor and write each of its calls as a line
  * "PERIOD CPU STATE STOP_TICK TICK_STOPPED" (PERIOD counts the trace's
  * lines from 1; STOP_TICK is the governor's tick decision, TICK_STOPPED
@@ -2100,6 +2148,7 @@ static int decisions(const struct cpuidle_driver *drv, const struct trace *t,
 static const char usage_text[] =
 	"usage: cpuidle-replay --table FILE --trace FILE [--gov NAME[,NAME...]] [--hz N] [--exit-share PCT] [--disable MASK] [--tick-cost NS] [--latency-limit US] [--csv] [--no-cost]\n"
 	"       cpuidle-replay --table FILE --trace FILE --agree SHADOW [--gov NAME] [--hz N] ...\n"
+	"       cpuidle-replay --agree SHADOW --gov NAME --random CASES [--seed N] [--extreme]\n"
 	"       cpuidle-replay --table FILE --trace FILE --gov NAME --decisions FILE [--events FILE] [--hz N] ...\n"
 	"       cpuidle-replay --self-test\n"
 	"       cpuidle-replay --self-test-fuzz ITERATIONS\n"
@@ -2181,7 +2230,8 @@ int main(int argc, char **argv)
 {
 	const char *table = NULL, *trace = NULL, *gname = NULL, *shadow = NULL;
 	const char *dfile = NULL, *efile = NULL;
-	bool csv = false, cost = true;
+	bool csv = false, cost = true, extreme = false;
+	u64 random_cases = 0, seed = 1;
 	struct replay_cfg cfg = {
 		.tick_ns = NSEC_PER_MSEC, .exit_share_pct = 50,
 		.tick_cost_ns = TICK_COST_NS,
@@ -2207,6 +2257,10 @@ int main(int argc, char **argv)
 			cost = false;
 			continue;
 		}
+		if (!strcmp(a, "--extreme")) {
+			extreme = true;
+			continue;
+		}
 		if (!strcmp(a, "--fuzz") || !strcmp(a, "--fuzz-case")) {
 			if (i != 1)
 				usage("--fuzz and --fuzz-case go first, with their own options only");
@@ -2227,6 +2281,11 @@ int main(int argc, char **argv)
 			gname = value(argc, argv, &i);
 		else if (!strcmp(a, "--agree"))
 			shadow = value(argc, argv, &i);
+		else if (!strcmp(a, "--random"))
+			random_cases = number(value(argc, argv, &i),
+					      "--random needs a whole number of cases");
+		else if (!strcmp(a, "--seed"))
+			seed = number(value(argc, argv, &i), "--seed needs a whole number");
 		else if (!strcmp(a, "--decisions"))
 			dfile = value(argc, argv, &i);
 		else if (!strcmp(a, "--events"))
@@ -2266,6 +2325,11 @@ int main(int argc, char **argv)
 	}
 	if (i < argc)
 		return fuzz_args(argc - i, argv + i);
+	if (random_cases || extreme) {
+		if (!shadow || !gname || !random_cases || table || trace)
+			usage("--random CASES goes with --agree and --gov, without --table or --trace");
+		return agree_random(gname, shadow, seed, random_cases, extreme);
+	}
 	if (!table || !trace)
 		usage("--table and --trace are required");
 
