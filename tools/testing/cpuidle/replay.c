@@ -31,7 +31,7 @@
 
 #include "shim.h"
 
-#define MAX_GOVS	16
+#define MAX_GOVS	32
 #define POLL_MIN_NS	(10 * NSEC_PER_USEC)
 /* What a stop of the tick and its restart cost by default (README). */
 #define TICK_COST_NS	(2 * NSEC_PER_USEC)
