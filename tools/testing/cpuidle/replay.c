@@ -2063,6 +2063,29 @@ static int agree(const struct cpuidle_driver *drv, const struct trace *t,
 }
 
 /*
+ * --agree with lists: --gov G1,G2,... --agree S1,S2,... replays each Gi
+ * with Si in lockstep, one "agree" line each, the trace read once.
+ */
+static int agree_pairs(const struct cpuidle_driver *drv, const struct trace *t,
+		       const struct replay_cfg *cfg, const char *gnames,
+		       const char *shadows)
+{
+	char g[64], s[64];
+	int rc = 0;
+
+	while (gnames && shadows && !rc) {
+		gnames = list_next(gnames, g, sizeof(g));
+		shadows = list_next(shadows, s, sizeof(s));
+		rc = agree(drv, t, cfg, g, s);
+	}
+	if (!rc && (gnames || shadows)) {
+		fprintf(stderr, "cpuidle-replay: --gov and --agree list different numbers of governors\n");
+		return 2;
+	}
+	return rc;
+}
+
+/*
  * --agree SHADOW --gov NAME --random CASES: the fuzzer's random cases from
  * @seed on (with @extreme, also those with near-S64_MAX values), each
  * replayed through @gname with @shadow in lockstep.  The last line is
@@ -2351,7 +2374,7 @@ int main(int argc, char **argv)
 	if (dfile)
 		return decisions(&drv, &t, &cfg, gname ? gname : "teo", dfile);
 	if (shadow)
-		return agree(&drv, &t, &cfg, gname ? gname : "teo", shadow);
+		return agree_pairs(&drv, &t, &cfg, gname ? gname : "teo", shadow);
 	if (gname) {
 		const char *g = gname;
 
