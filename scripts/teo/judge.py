@@ -162,34 +162,38 @@ def latency_limit_us(table):
 
 def series_steps():
     """The governor each patch of patches/series leaves, with the patch's
-    number and subject: teo-core for the first, teo-stepNN for a step diff
-    patches/steps/NN-*.diff, teo for the patch that brings the final teo.c;
-    and the message file of each."""
+    number and subject: teo-stepNN for a step diff patches/steps/NN-*.diff
+    (on mainline's teo.c), teo for the last; and the message file
+    of each.  Lines for another base only (a message "MSG@BASE") are not
+    mainline's patches and are left out."""
     steps, n = [], 0
     with open(os.path.join(ROOT, "patches", "series")) as fh:
         for line in fh:
             words = line.split()
-            if not words or words[0].startswith("#"):
+            if not words or words[0].startswith("#") or "@" in words[0]:
                 continue
             n += 1
             with open(os.path.join(ROOT, "patches", words[0])) as msg:
                 subject = msg.readline().strip()
             for item in words[1:]:
                 base = os.path.basename(item.split("=")[0].split("@")[0])
-                gov = None
-                if item.startswith("patches/teo-core/teo.c"):
-                    gov = "teo-core"
-                elif item.startswith("patches/steps/") and item.endswith(".diff"):
-                    gov = f"teo-step{base.split('-')[0]}"
-                elif item == "drivers/cpuidle/governors/teo.c":
-                    gov = "teo"
-                if gov:
-                    steps.append({"gov": gov, "n": n, "subject": subject, "msg": words[0]})
+                if item.startswith("patches/steps/") and item.endswith(".diff"):
+                    steps.append({"gov": f"teo-step{base.split('-')[0]}", "n": n,
+                                  "subject": subject, "msg": words[0]})
+    # The last step is our teo (the harness builds it as both).
+    if steps:
+        steps[-1]["gov"] = "teo"
     return steps
 
 
 STEPS = series_steps()
 SERIES = [s["gov"] for s in STEPS]
+# The step before utilization awareness (patches/steps/NN-util.diff): our
+# teo with utilization off must decide like it.
+_UTIL = [d.split("-")[0] for d in sorted(os.listdir(os.path.join(ROOT, "patches", "steps")))
+         if d.endswith("-util.diff")]
+BEFORE_UTIL = (SERIES[SERIES.index(f"teo-step{_UTIL[0]}") - 1]
+               if _UTIL and f"teo-step{_UTIL[0]}" in SERIES[1:] else None)
 GOVERNORS = [REF] + SERIES + OTHERS
 
 

@@ -1600,7 +1600,8 @@ static const char *step_from_end(int back)
  * decision (every other case with extreme values), and the series' three
  * lockstep pairs, which must agree on every decision: the first patch and
  * mainline teo, our teo with utilization awareness off and the step
- * before it, our teo and the last step.  The replays drive the glue as the
+ * before utilization awareness, our teo and the step before the last (the
+ * last adds the trace events).  The replays drive the glue as the
  * idle loop does: the tick kept stopped across periods that wake no task,
  * polling states ended by their time limit, the tick noticed inside a
  * polling state, disabled states and latency limits.  A finding is an
@@ -1610,8 +1611,8 @@ static const char *step_from_end(int back)
 #define FUZZ_REPLAYS	4
 
 static const char *const fuzz_names[FUZZ_REPLAYS] = {
-	"invariants of teo", "teo-core and teo-7.3",
-	"teo-noutil and the step before utilization", "teo and the last step",
+	"invariants of teo", "teo-step01 and teo-7.3",
+	"teo-noutil and the step before utilization", "teo and the step before the trace events",
 };
 
 /**
@@ -1659,10 +1660,10 @@ static void fuzz_make(u64 seed, bool ours, struct cpuidle_driver *drv,
 static void fuzz_case(u64 seed, struct fuzz_stats *st, FILE *dec, bool report)
 {
 	const char *ref[FUZZ_REPLAYS] = {
-		NULL, "teo-7.3", step_from_end(2), step_from_end(1),
+		NULL, "teo-7.3", step_from_end(3), step_from_end(2),
 	};
 	const char *gname[FUZZ_REPLAYS] = {
-		"teo", "teo-core", "teo-noutil", "teo",
+		"teo", "teo-step01", "teo-noutil", "teo",
 	};
 	int i;
 
@@ -1806,10 +1807,10 @@ static int self_test(long fuzz_iterations)
 		int i;
 
 		/*
-		 * The first patch decides like mainline teo.  The last step is
-		 * utilization awareness: with it off, our teo decides like the
-		 * step before it.  The patches after it (the tracepoint)
-		 * change no decision.
+		 * The first patch decides like mainline teo.  The step before
+		 * the last is utilization awareness: with it off, our teo
+		 * decides like the step before that.  The last (the trace
+		 * events) changes no decision.
 		 */
 		fuzz_run(2026, fuzz_iterations, 0, false, &st);
 		for (i = 0; i < FUZZ_REPLAYS; i++)
@@ -1932,7 +1933,7 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		   bool cost)
 {
 	static const char *const fixed[] = {
-		"teo", "teo-noutil", "teo-core", "teo-7.3", "menu-7.3",
+		"teo", "teo-noutil", "teo-7.3", "menu-7.3",
 		"teo-6.12", "menu-6.12", "oracle", "oracle-table", "shallowest",
 	};
 	/* Then the series' intermediate steps (teo-stepNN), in order. */
