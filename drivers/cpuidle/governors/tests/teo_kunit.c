@@ -280,14 +280,10 @@ static void teo_fake_load(struct teo_fake *f, const struct teo_table *t)
 		f->drv.states[i] = t->states[i];
 }
 
-/*
- * ->enable on the fake CPU's data; the core has no entered state to report
- * after it.
- */
+/* ->enable on the fake CPU's data. */
 static void teo_fake_enable(struct teo_fake *f)
 {
-	__teo_enable(&f->cpu);
-	f->dev.last_state_idx = -1;
+	__teo_enable(&f->cpu, &f->dev);
 }
 
 /*
@@ -1257,6 +1253,34 @@ static void teo_test_table_change(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, teo_fake_select(test, f, NULL), 9);
 }
 
+/*
+ * ->enable after a table change, with the old table's deepest state entered
+ * last: that state and the sleep length of the old table are forgotten, so
+ * the first selection on the new table accounts for nothing.
+ */
+static void teo_test_enable_forgets(struct kunit *test)
+{
+	struct teo_fake *f = teo_fake_new(test, &hostile_max);
+	int i;
+
+	teo_fake_select(test, f, NULL);
+	teo_fake_wake(f, 9, MS(30), false, false);
+	KUNIT_ASSERT_EQ(test, f->dev.last_state_idx, 9);
+
+	teo_fake_load(f, &arm2);
+	teo_fake_enable(f);
+	KUNIT_EXPECT_EQ_MSG(test, f->dev.last_state_idx, -1,
+			    "a state of the old table is left to account for");
+	KUNIT_EXPECT_EQ(test, f->cpu.sleep_length_ns, KTIME_MAX);
+
+	KUNIT_EXPECT_EQ(test, teo_fake_select(test, f, NULL), 1);
+	KUNIT_EXPECT_EQ(test, f->cpu.total, 0);
+	for (i = 0; i < CPUIDLE_STATE_MAX; i++)
+		KUNIT_EXPECT_EQ_MSG(test, f->cpu.state_bins[i].hits +
+				    f->cpu.state_bins[i].intercepts, 0,
+				    "bin %d counted a wakeup", i);
+}
+
 /* ---- Hostile state tables ---------------------------------------------- */
 
 /*
@@ -1322,6 +1346,7 @@ static struct kunit_case teo_test_cases[] = {
 	KUNIT_CASE(teo_test_tick_stopped),
 	KUNIT_CASE(teo_test_rejected),
 	KUNIT_CASE(teo_test_table_change),
+	KUNIT_CASE(teo_test_enable_forgets),
 	KUNIT_CASE_PARAM(teo_test_hostile, teo_hostile_gen_params),
 	{}
 };
