@@ -51,6 +51,25 @@ pass_fail()
 	fi
 }
 
+# kunit_summary LOG: the last "Ran N tests: passed: N, ..." line of a
+# kunit.py log, without colours; kunit_count SUMMARY KEY: the number after
+# "KEY: " in it ("Ran" for the cases), 0 if it has none.
+kunit_summary()
+{
+	grep -E 'Ran [0-9]+ tests?:' "$1" 2>/dev/null | tail -n 1 | sed 's/\x1b\[[0-9;]*m//g'
+}
+
+kunit_count()
+{
+	local n
+	if [ "$2" = Ran ]; then
+		n=$(sed -n -E 's/.*Ran ([0-9]+) tests?.*/\1/p' <<<"$1")
+	else
+		n=$(grep -o -E "$2: [0-9]+" <<<"$1" | grep -o -E '[0-9]+' || true)
+	fi
+	echo "${n:-0}"
+}
+
 # suite_total SUITE: the last line of a suite, which scripts/teo/check
 # reads; fails if any check did.
 suite_total()
