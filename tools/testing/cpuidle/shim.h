@@ -68,7 +68,8 @@ typedef s64 ktime_t;
 /*
  * Trace events (TRACE_EVENT()): each call fills the event's fields as the
  * kernel does and, if shim_trace is set (cpuidle-replay --events), prints
- * them as the kernel's trace file would, one event per line.
+ * them as the kernel's trace file would, one event per line after the CPU
+ * it was recorded on ("[001] teo_update: ...").
  */
 struct shim_symbol {
 	long value;
@@ -97,6 +98,7 @@ const char *shim_symbolic(long value, const struct shim_symbol *syms);
 		if (!shim_trace)					\
 			return;						\
 		assign							\
+		fprintf(shim_trace, "[%03u] ", shim_this_cpu);		\
 		fprintf(shim_trace, #name ": " print);			\
 		fputc('\n', shim_trace);				\
 	}								\
