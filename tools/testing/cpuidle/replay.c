@@ -474,6 +474,7 @@ struct result {
 	double plan_uj;		/* an oracle's planned energy in its model */
 	int bad_index;		/* an out-of-range index was returned */
 	u64 violations;		/* invariant violations (with check_invariants) */
+	u64 disabled_picks;	/* disabled states returned while one was enabled */
 	u64 shadow_same;	/* decisions the shadow governor made alike */
 	u64 shadow_idx_same;	/* of which the same state, whatever the tick */
 	char shadow_first[160];	/* the first decision that differed */
@@ -1057,6 +1058,9 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			if (cfg->check_invariants &&
 			    !invariants_hold(&drv, dev, idx, stop_tick, lat))
 				r->violations++;
+			if (dev->states_usage[idx].disable &&
+			    !invariants_hold(&drv, dev, idx, false, S64_MAX))
+				r->disabled_picks++;
 			if (cfg->decisions)
 				fprintf(cfg->decisions, "%zu %u %d %d %d\n", k + 1,
 					p->cpu, idx, stop_tick, stopped);
@@ -1583,16 +1587,19 @@ static int series_steps(const char **names)
 }
 
 /*
- * The intermediate step of the series (teo-stepNN) @back steps from the end
- * (1 for the last), or "teo-step??" if there are not that many.
+ * The steps before utilization awareness and before the trace events
+ * (patches/steps/NN-util.diff and NN-trace.diff), which the Makefile names.
  */
-static const char *step_from_end(int back)
-{
-	const char *names[MAX_GOVS];
-	int n = series_steps(names);
-
-	return n >= back ? names[n - back] : "teo-step??";
-}
+#ifndef STEP_BEFORE_UTIL
+#define STEP_BEFORE_UTIL	"teo-step??"
+#endif
+#ifndef STEP_BEFORE_TRACE
+#define STEP_BEFORE_TRACE	"teo-step??"
+#endif
+/* The step that stops returning a disabled state (NN-disabled.diff). */
+#ifndef STEP_DISABLED
+#define STEP_DISABLED		"teo-step??"
+#endif
 
 /*
  * The fuzzer.  Every case, made by random_case() from its own seed, goes
@@ -1600,8 +1607,8 @@ static const char *step_from_end(int back)
  * decision (every other case with extreme values), and the series' three
  * lockstep pairs, which must agree on every decision: the first patch and
  * mainline teo, our teo with utilization awareness off and the step
- * before utilization awareness, our teo and the step before the last (the
- * last adds the trace events).  The replays drive the glue as the
+ * before utilization awareness, our teo and the step before the trace
+ * events (which, like every later step, changes no decision).  The replays drive the glue as the
  * idle loop does: the tick kept stopped across periods that wake no task,
  * polling states ended by their time limit, the tick noticed inside a
  * polling state, disabled states and latency limits.  A finding is an
@@ -1654,13 +1661,54 @@ static void fuzz_make(u64 seed, bool ours, struct cpuidle_driver *drv,
 }
 
 /*
+ * No step from STEP_DISABLED on returns a disabled state while another is
+ * enabled, over random tables, disabled states and latency limits; mainline
+ * teo and the steps before it do, which shows that the check can fail.
+ */
+static void test_disabled_states(void)
+{
+	const char *names[MAX_GOVS];
+	int n, i;
+
+	names[0] = "teo-7.3";
+	n = 1 + series_steps(names + 1);
+	for (i = 0; i < n; i++) {
+		const struct gov *g = find_gov(names[i]);
+		bool fixed = i && strcmp(names[i], STEP_DISABLED) >= 0;
+		u64 seed, picks = 0, decisions = 0;
+
+		if (!g) {
+			check(false, "disabled states: no governor %s", names[i]);
+			continue;
+		}
+		for (seed = 0; seed < 3000; seed++) {
+			struct cpuidle_driver drv;
+			struct replay_cfg cfg;
+			struct trace t;
+			struct result r;
+
+			fuzz_make(seed, false, &drv, &t, &cfg);
+			cfg.check_invariants = false;
+			if (!replay(&drv, &t, g, &cfg, &r)) {
+				picks += r.disabled_picks;
+				decisions += r.wakeups;
+			}
+			free(t.p);
+		}
+		check(fixed ? !picks : picks > 0,
+		      "disabled states: %s returns one while another is enabled in %llu of %llu decisions over 3000 random cases (want %s)",
+		      names[i], picks, decisions, fixed ? "none" : "some: fixed by " STEP_DISABLED);
+	}
+}
+
+/*
  * One case from @seed through the four replays into @st; with @dec, our
  * teo's decisions are written there.  @report prints each finding.
  */
 static void fuzz_case(u64 seed, struct fuzz_stats *st, FILE *dec, bool report)
 {
 	const char *ref[FUZZ_REPLAYS] = {
-		NULL, "teo-7.3", step_from_end(3), step_from_end(2),
+		NULL, "teo-7.3", STEP_BEFORE_UTIL, STEP_BEFORE_TRACE,
 	};
 	const char *gname[FUZZ_REPLAYS] = {
 		"teo", "teo-step01", "teo-noutil", "teo",
@@ -1802,6 +1850,7 @@ static int self_test(long fuzz_iterations)
 	test_periodic();
 	test_formats();
 	test_recorded();
+	test_disabled_states();
 	if (fuzz_iterations) {
 		struct fuzz_stats st;
 		int i;

@@ -4,10 +4,10 @@
  *
  * Every test drives the governor through its own struct teo_cpu, fake
  * cpuidle driver and device, never the per-CPU data of a CPU in use.  What
- * the governor asks the rest of the kernel (whether the tick is stopped,
- * whether it woke the CPU, the sleep length, the latency limit and whether
- * the CPU is utilized) is answered by KUnit static stubs from the test's
- * fake CPU.
+ * the governor asks the rest of the kernel while selecting (whether the
+ * tick is stopped, the sleep length, the latency limit and whether the CPU
+ * is utilized) is answered by KUnit static stubs from the test's fake CPU;
+ * what ->reflect would note, the test sets.
  *
  * - Selection rows: a state table, disabled states, latency limit, tick
  *   state, wakeup metrics and (if asked for) sleep length and time to the
@@ -586,6 +586,11 @@ static const struct teo_select_case teo_select_cases[] = {
 		.row.table = &arm2, .latency_req_ns = US(100),
 		.sleep_ns = MS(100),
 		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+	}, {
+		.row.desc = "limit leaves WFI only, timers wake the CPU: query, to count hits",
+		.row.table = &arm2, .latency_req_ns = US(100),
+		.sleep_ns = MS(100), .hits = { [1] = 8000 },
+		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
 	}, {
 		.row.desc = "tick running: intercepts in bin 0 pick WFI, tick kept",
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT,
