@@ -414,14 +414,14 @@ def verdict_table(cells, cost_ns=TICK_COST_NS, width=None):
     """Per patch (against the one before it) and for the series (against
     REF): the geometric means, the failing cells per criterion and the
     verdict."""
-    lines = [f"{'':7} {'energy':>7} {'table':>7} {'latency':>7} {'deep':>7} "
+    lines = [f"{'':8} {'energy':>7} {'table':>7} {'latency':>7} {'deep':>7} "
              f"{'failing cells':>18}  verdict",
-             f"{'':7} {'':>7} {'':>7} {'':>7} {'':>7} {'(e/t/l/d)':>18}"]
+             f"{'':8} {'':>7} {'':>7} {'':>7} {'':>7} {'(e/t/l/d)':>18}"]
     for name, cand, ref, _ in pairs():
         v = judge(cells, cand, ref, cost_ns)
         per = {c: sum(1 for _, w in v["fails"] if any(x[0] == c for x in w)) for c in CRITERIA}
         counts = f"{len(v['fails'])} ({'/'.join(str(per[c]) for c in CRITERIA)})"
-        lines.append(f"{name:7} " + " ".join(f"{v['geo'][c]:6.3f}x" for c in CRITERIA) +
+        lines.append(f"{name:8} " + " ".join(f"{v['geo'][c]:6.3f}x" for c in CRITERIA) +
                      f" {counts:>18}  {v['verdict']}")
     return lines
 
