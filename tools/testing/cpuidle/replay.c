@@ -1681,7 +1681,7 @@ static void test_disabled_states(void)
 			check(false, "disabled states: no governor %s", names[i]);
 			continue;
 		}
-		for (seed = 0; seed < 3000; seed++) {
+		for (seed = 0; seed < 1000; seed++) {
 			struct cpuidle_driver drv;
 			struct replay_cfg cfg;
 			struct trace t;
@@ -1696,7 +1696,7 @@ static void test_disabled_states(void)
 			free(t.p);
 		}
 		check(fixed ? !picks : picks > 0,
-		      "disabled states: %s returns one while another is enabled in %llu of %llu decisions over 3000 random cases (want %s)",
+		      "disabled states: %s returns one while another is enabled in %llu of %llu decisions over 1000 random cases (want %s)",
 		      names[i], picks, decisions, fixed ? "none" : "some: fixed by " STEP_DISABLED);
 	}
 }
