@@ -474,7 +474,7 @@ struct result {
 	double plan_uj;		/* an oracle's planned energy in its model */
 	int bad_index;		/* an out-of-range index was returned */
 	u64 violations;		/* invariant violations (with check_invariants) */
-	u64 disabled_picks;	/* disabled states returned while one was enabled */
+	u64 disabled_picks;	/* of which a disabled state, another enabled */
 	u64 shadow_same;	/* decisions the shadow governor made alike */
 	u64 shadow_idx_same;	/* of which the same state, whatever the tick */
 	char shadow_first[160];	/* the first decision that differed */
@@ -509,27 +509,32 @@ struct replay_cfg {
 	bool tick_in_poll;
 };
 
-/*
- * The invariants of the KUnit suite, on a governor's answer: an enabled
- * state (unless none is), within the latency limit (unless no enabled state
- * is), and never the tick stopped for a polling state.
- */
-static bool invariants_hold(const struct cpuidle_driver *drv,
-			    const struct cpuidle_device *dev, int idx,
-			    bool stop_tick, s64 lat_ns)
+/* The invariants of the KUnit suite, as broken_invariants() reports them. */
+enum {
+	BROKEN_DISABLED = 1,	/* a disabled state, though one is enabled */
+	BROKEN_LATENCY = 2,	/* over the limit, though an enabled state is not */
+	BROKEN_POLL_TICK = 4,	/* the tick stopped for a polling state */
+};
+
+/* The invariants a governor's answer breaks (BROKEN_*), 0 if none. */
+static int broken_invariants(const struct cpuidle_driver *drv,
+			     const struct cpuidle_device *dev, int idx,
+			     bool stop_tick, s64 lat_ns)
 {
 	bool any_enabled = false, any_usable = false;
-	int i;
+	int i, broken = 0;
 
 	for (i = 0; i < drv->state_count; i++) {
 		any_enabled |= !dev->states_usage[i].disable;
 		any_usable |= usable(drv, dev, i, lat_ns);
 	}
 	if (any_enabled && dev->states_usage[idx].disable)
-		return false;
+		broken |= BROKEN_DISABLED;
 	if (any_usable && drv->states[idx].exit_latency_ns > lat_ns)
-		return false;
-	return !(stop_tick && (drv->states[idx].flags & CPUIDLE_FLAG_POLLING));
+		broken |= BROKEN_LATENCY;
+	if (stop_tick && (drv->states[idx].flags & CPUIDLE_FLAG_POLLING))
+		broken |= BROKEN_POLL_TICK;
+	return broken;
 }
 
 /* cpuidle_poll_time(): how long a polling state may spin. */
@@ -1055,12 +1060,13 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			if (cfg->shadow)
 				sidx = shadow_select(&drv, sdev, cfg, idx,
 						     stop_tick, stopped, k, r);
-			if (cfg->check_invariants &&
-			    !invariants_hold(&drv, dev, idx, stop_tick, lat))
-				r->violations++;
-			if (dev->states_usage[idx].disable &&
-			    !invariants_hold(&drv, dev, idx, false, S64_MAX))
-				r->disabled_picks++;
+			if (cfg->check_invariants) {
+				int broken = broken_invariants(&drv, dev, idx,
+							       stop_tick, lat);
+
+				r->violations += !!broken;
+				r->disabled_picks += !!(broken & BROKEN_DISABLED);
+			}
 			if (cfg->decisions)
 				fprintf(cfg->decisions, "%zu %u %d %d %d\n", k + 1,
 					p->cpu, idx, stop_tick, stopped);
@@ -1587,19 +1593,32 @@ static int series_steps(const char **names)
 }
 
 /*
- * The steps before utilization awareness and before the trace events
- * (patches/steps/NN-util.diff and NN-trace.diff), which the Makefile names.
+ * The steps that bring utilization awareness, the trace events and the fix
+ * that stops returning a disabled state (patches/steps/NN-util.diff,
+ * NN-trace.diff and NN-disabled.diff), which the Makefile names.
  */
-#ifndef STEP_BEFORE_UTIL
-#define STEP_BEFORE_UTIL	"teo-step??"
+#ifndef STEP_UTIL
+#define STEP_UTIL	"teo-step??"
 #endif
-#ifndef STEP_BEFORE_TRACE
-#define STEP_BEFORE_TRACE	"teo-step??"
+#ifndef STEP_TRACE
+#define STEP_TRACE	"teo-step??"
 #endif
-/* The step that stops returning a disabled state (NN-disabled.diff). */
 #ifndef STEP_DISABLED
-#define STEP_DISABLED		"teo-step??"
+#define STEP_DISABLED	"teo-step??"
 #endif
+
+/* The step of the series before @step, or "teo-step??" if there is none. */
+static const char *step_before(const char *step)
+{
+	const char *names[MAX_GOVS];
+	int n = series_steps(names), i;
+
+	for (i = 1; i < n; i++) {
+		if (!strcmp(names[i], step))
+			return names[i - 1];
+	}
+	return "teo-step??";
+}
 
 /*
  * The fuzzer.  Every case, made by random_case() from its own seed, goes
@@ -1608,8 +1627,8 @@ static int series_steps(const char **names)
  * lockstep pairs, which must agree on every decision: the first patch and
  * mainline teo, our teo with utilization awareness off and the step
  * before utilization awareness, our teo and the step before the trace
- * events (which, like every later step, changes no decision).  The replays drive the glue as the
- * idle loop does: the tick kept stopped across periods that wake no task,
+ * events (no later step changes a decision).  The replays drive the glue
+ * as the idle loop does: the tick kept stopped across periods that wake no task,
  * polling states ended by their time limit, the tick noticed inside a
  * polling state, disabled states and latency limits.  A finding is an
  * index out of range, a broken invariant, a lockstep difference or (in
@@ -1688,7 +1707,7 @@ static void test_disabled_states(void)
 			struct result r;
 
 			fuzz_make(seed, false, &drv, &t, &cfg);
-			cfg.check_invariants = false;
+			cfg.check_invariants = true;
 			if (!replay(&drv, &t, g, &cfg, &r)) {
 				picks += r.disabled_picks;
 				decisions += r.wakeups;
@@ -1708,7 +1727,7 @@ static void test_disabled_states(void)
 static void fuzz_case(u64 seed, struct fuzz_stats *st, FILE *dec, bool report)
 {
 	const char *ref[FUZZ_REPLAYS] = {
-		NULL, "teo-7.3", STEP_BEFORE_UTIL, STEP_BEFORE_TRACE,
+		NULL, "teo-7.3", step_before(STEP_UTIL), step_before(STEP_TRACE),
 	};
 	const char *gname[FUZZ_REPLAYS] = {
 		"teo", "teo-step01", "teo-noutil", "teo",
@@ -1856,10 +1875,9 @@ static int self_test(long fuzz_iterations)
 		int i;
 
 		/*
-		 * The first patch decides like mainline teo.  The step before
-		 * the last is utilization awareness: with it off, our teo
-		 * decides like the step before that.  The last (the trace
-		 * events) changes no decision.
+		 * The first patch decides like mainline teo.  With utilization
+		 * awareness off, our teo decides like the step before it, and
+		 * nothing from the trace events on changes a decision.
 		 */
 		fuzz_run(2026, fuzz_iterations, 0, false, &st);
 		for (i = 0; i < FUZZ_REPLAYS; i++)
