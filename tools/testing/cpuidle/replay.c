@@ -121,6 +121,7 @@ struct gov {
 	int (*bound)(const struct call *c, bool *stop_tick);
 	int model;			/* an oracle's energy model, see below */
 	bool no_util;			/* sched_cpu_util() answers 0 */
+	bool full_util;			/* it answers the capacity */
 };
 
 /* The energy models (see model_costs()); an oracle minimizes one of them. */
@@ -198,14 +199,22 @@ static const struct gov *find_gov(const char *name)
 		{ .name = "null", .ops = &null_ops },
 	};
 	static struct gov noutil = { .name = "teo-noutil", .no_util = true };
+	static struct gov fullutil = { .name = "teo-fullutil", .full_util = true };
 	int i;
 
-	/* Our teo with utilization awareness off: it sees no utilization. */
-	if (!strcmp(name, noutil.name)) {
-		const struct gov *teo = find_gov("teo");
+	/*
+	 * Our teo with utilization awareness off (it sees no utilization) and
+	 * with every CPU busy (it sees utilization at the CPU's capacity).
+	 */
+	for (i = 0; i < 2; i++) {
+		struct gov *v = i ? &fullutil : &noutil;
+		const struct gov *teo;
 
-		noutil.ops = teo ? teo->ops : NULL;
-		return teo ? &noutil : NULL;
+		if (strcmp(name, v->name))
+			continue;
+		teo = find_gov("teo");
+		v->ops = teo ? teo->ops : NULL;
+		return teo ? v : NULL;
 	}
 
 	for (i = 0; i < ngovs; i++) {
@@ -514,12 +523,17 @@ enum {
 	BROKEN_DISABLED = 1,	/* a disabled state, though one is enabled */
 	BROKEN_LATENCY = 2,	/* over the limit, though an enabled state is not */
 	BROKEN_POLL_TICK = 4,	/* the tick stopped for a polling state */
+	/*
+	 * (Only if the tick was running: with the tick already stopped, the
+	 * core keeps it stopped whatever the governor says, see
+	 * idle_call_stop_or_retain_tick().)
+	 */
 };
 
 /* The invariants a governor's answer breaks (BROKEN_*), 0 if none. */
 static int broken_invariants(const struct cpuidle_driver *drv,
 			     const struct cpuidle_device *dev, int idx,
-			     bool stop_tick, s64 lat_ns)
+			     bool stop_tick, bool stopped, s64 lat_ns)
 {
 	bool any_enabled = false, any_usable = false;
 	int i, broken = 0;
@@ -532,7 +546,8 @@ static int broken_invariants(const struct cpuidle_driver *drv,
 		broken |= BROKEN_DISABLED;
 	if (any_usable && drv->states[idx].exit_latency_ns > lat_ns)
 		broken |= BROKEN_LATENCY;
-	if (stop_tick && (drv->states[idx].flags & CPUIDLE_FLAG_POLLING))
+	if (stop_tick && !stopped &&
+	    (drv->states[idx].flags & CPUIDLE_FLAG_POLLING))
 		broken |= BROKEN_POLL_TICK;
 	return broken;
 }
@@ -1016,7 +1031,7 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 		}
 		shim_this_cpu = p->cpu;
 		now_seen.latency_req_ns = lat;
-		now_seen.util = g->no_util ? 0 : p->util;
+		now_seen.util = g->no_util ? 0 : g->full_util ? p->capacity : p->util;
 		now_seen.capacity = p->capacity;
 		r->util_sum += (double)p->util / p->capacity;
 
@@ -1062,7 +1077,8 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 						     stop_tick, stopped, k, r);
 			if (cfg->check_invariants) {
 				int broken = broken_invariants(&drv, dev, idx,
-							       stop_tick, lat);
+							       stop_tick, stopped,
+							       lat);
 
 				r->violations += !!broken;
 				r->disabled_picks += !!(broken & BROKEN_DISABLED);
@@ -2000,7 +2016,7 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		   bool cost)
 {
 	static const char *const fixed[] = {
-		"teo", "teo-noutil", "teo-7.3", "menu-7.3",
+		"teo", "teo-noutil", "teo-fullutil", "teo-7.3", "menu-7.3",
 		"teo-6.12", "menu-6.12", "oracle", "oracle-table", "shallowest",
 	};
 	/* Then the series' intermediate steps (teo-stepNN), in order. */

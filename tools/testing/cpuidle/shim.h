@@ -21,6 +21,7 @@ typedef long long s64;
 typedef uint32_t u32;
 typedef int32_t s32;
 typedef uint8_t u8;
+typedef int8_t s8;
 typedef s64 ktime_t;
 
 /* The replayed CPUs are those of an SMP kernel. */
@@ -28,6 +29,7 @@ typedef s64 ktime_t;
 
 #define U8_MAX		UINT8_MAX
 #define U64_MAX		UINT64_MAX
+#define U32_MAX		UINT32_MAX
 #define S64_MAX		INT64_MAX
 #define S64_MIN		INT64_MIN
 #define KTIME_MAX	S64_MAX
