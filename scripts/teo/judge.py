@@ -35,7 +35,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HARNESS = os.path.join(ROOT, "tools", "testing", "cpuidle")
 CACHE = os.environ.get("TEO_CACHE", os.path.expanduser("~/.cache/teo"))
 OUT = os.path.join(CACHE, "bench")
-REPLAY = os.path.join(CACHE, "build", "harness", "cpuidle-replay")
+# TEO_REPLAY: a cpuidle-replay built elsewhere (a candidate's harness).
+REPLAY = os.environ.get("TEO_REPLAY") or os.path.join(CACHE, "build", "harness", "cpuidle-replay")
 VERDICT_FILE = os.path.join(ROOT, "patches", "verdict.txt")
 
 # Each table's usual HZ (DESIGN.md section 7): the quick start and the
@@ -187,13 +188,24 @@ def series_steps():
 
 
 STEPS = series_steps()
+
+
+def _series_items(msg):
+    """The items of the patches/series line whose message file is @msg."""
+    with open(os.path.join(ROOT, "patches", "series")) as fh:
+        for line in fh:
+            words = line.split()
+            if words and words[0] == msg:
+                return words[1:]
+    return []
 SERIES = [s["gov"] for s in STEPS]
 # The step before utilization awareness (patches/steps/NN-util.diff): our
 # teo with utilization off must decide like it.
 _UTIL = [d.split("-")[0] for d in sorted(os.listdir(os.path.join(ROOT, "patches", "steps")))
          if d.endswith("-util.diff")]
-BEFORE_UTIL = (SERIES[SERIES.index(f"teo-step{_UTIL[0]}") - 1]
-               if _UTIL and f"teo-step{_UTIL[0]}" in SERIES[1:] else None)
+_UTIL_AT = [i for i, s in enumerate(STEPS) if _UTIL and s["msg"] and
+            any(f"patches/steps/{_UTIL[0]}-" in w for w in _series_items(s["msg"]))]
+BEFORE_UTIL = SERIES[_UTIL_AT[0] - 1] if _UTIL_AT and _UTIL_AT[0] > 0 else None
 GOVERNORS = [REF] + SERIES + OTHERS
 
 
