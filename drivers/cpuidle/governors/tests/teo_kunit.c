@@ -110,6 +110,15 @@ static const struct teo_table armeq4 = {
 	},
 };
 
+/* A shallow state with a longer exit latency than the deeper one. */
+static const struct teo_table inverted = {
+	.name = "inverted", .count = 3, .states = {
+		STATE("POLL", 0, 0, CPUIDLE_FLAG_POLLING),
+		STATE("slow-exit", 500, 1, 0),
+		STATE("deep", 10, 100, 0),
+	},
+};
+
 /* POWER-like snooze and CEDE. */
 static const struct teo_table power = {
 	.name = "power", .count = 2, .states = {
@@ -322,7 +331,8 @@ static void teo_check_invariants(struct kunit *test, const struct teo_fake *f,
 	if (any_usable)
 		KUNIT_EXPECT_LE_MSG(test, s->exit_latency_ns, f->latency_req_ns,
 				    "state %d exceeds the latency limit", idx);
-	if (s->flags & CPUIDLE_FLAG_POLLING)
+	/* A stopped tick stays stopped whatever the governor says. */
+	if ((s->flags & CPUIDLE_FLAG_POLLING) && !f->tick_stopped)
 		KUNIT_EXPECT_FALSE_MSG(test, stop_tick,
 				       "tick stopped for polling state %d", idx);
 }
@@ -392,9 +402,9 @@ struct teo_row {
  * @delta_tick_pct: Time to the next tick as a percentage of the tick period;
  *	with neither set, a whole tick period.
  * @hits: Initial hits metric per bin.
- * @intercepts: Initial intercepts metric per bin.
- * @outlived_ns: If not 0, the tick or the polling limit woke the CPU this
- *	long after its last other wakeup.
+ * @intercepts: Initial intercepts metric per bin; those of a bin that ends
+ *	within a tick period (the next state's target residency is at most
+ *	TICK_NSEC) also count as intercepts within a tick.
  * @brief_idles: Initial short-idles metric.
  * @want_idx: Expected state.
  * @want_stop_tick: Expected tick decision.
@@ -411,7 +421,6 @@ struct teo_select_case {
 	unsigned int delta_tick_pct;
 	unsigned int hits[CPUIDLE_STATE_MAX];
 	unsigned int intercepts[CPUIDLE_STATE_MAX];
-	s64 outlived_ns;
 	unsigned int brief_idles;
 	int want_idx;
 	bool want_stop_tick;
@@ -479,10 +488,20 @@ static const struct teo_select_case teo_select_cases[] = {
 		.sleep_ns = US(10),
 		.want_idx = 2, .want_stop_tick = false, .want_asked = false,
 	}, {
-		.row.desc = "no history, far timer: deepest state, tick stopped",
+		.row.desc = "timer wakeups, far timer: deepest state, tick stopped",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT,
-		.sleep_ns = MS(100), .delta_tick_pct = 50,
+		.sleep_ns = MS(100), .delta_tick_pct = 50, .hits = { [3] = 1000 },
 		.want_idx = 3, .want_stop_tick = true, .want_asked = true,
+	}, {
+		/*
+		 * With nothing counted, "intercepts within a tick are at least
+		 * 2/3 of all wakeups" holds (0 >= 0), so the tick is kept and
+		 * the state must fit before it.
+		 */
+		.row.desc = "no history at all, far timer: tick kept, C2 fits before it",
+		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 250,
+		.sleep_ns = MS(100), .delta_tick_pct = 50,
+		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
 	}, {
 		.row.desc = "early timer picks a shallower state",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT,
@@ -501,7 +520,7 @@ static const struct teo_select_case teo_select_cases[] = {
 	}, {
 		.row.desc = "POWER far timer: CEDE, tick stopped",
 		.row.table = &power, .latency_req_ns = NO_LIMIT,
-		.sleep_ns = MS(100), .delta_tick_pct = 30,
+		.sleep_ns = MS(100), .delta_tick_pct = 30, .hits = { [1] = 1000 },
 		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
 	}, {
 		.row.desc = "intercept majority at C1 picks C1, short idles: no query",
@@ -553,7 +572,7 @@ static const struct teo_select_case teo_select_cases[] = {
 	}, {
 		.row.desc = "latency limit caps the choice at C2",
 		.row.table = &x86, .latency_req_ns = US(200),
-		.sleep_ns = MS(100), .delta_tick_pct = 50,
+		.sleep_ns = MS(100), .delta_tick_pct = 50, .hits = { [3] = 1000 },
 		.want_idx = 2, .want_stop_tick = true, .want_asked = true,
 	}, {
 		.row.desc = "latency limit 0 with polling state 0: poll, no query",
@@ -577,10 +596,20 @@ static const struct teo_select_case teo_select_cases[] = {
 		.hits = { [3] = 1000 }, .intercepts = { [0] = 8000 },
 		.want_idx = 1, .want_stop_tick = false, .want_asked = false,
 	}, {
-		.row.desc = "tick stopped, CEDE disabled: snooze, and stop_tick stays clear",
+		.row.desc = "tick stopped, CEDE disabled: snooze, the tick left stopped",
 		.row.table = &power, .disabled = 0x2, .latency_req_ns = NO_LIMIT,
 		.tick_stopped = true, .sleep_ns = MS(100),
-		.want_idx = 0, .want_stop_tick = false, .want_asked = false,
+		.want_idx = 0, .want_stop_tick = true, .want_asked = false,
+	}, {
+		.row.desc = "early timer under a limit: past the state over it to POLL",
+		.row.table = &inverted, .latency_req_ns = US(50),
+		.sleep_ns = US(50),
+		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
+	}, {
+		.row.desc = "early timer without a limit: the slow-exit state fits",
+		.row.table = &inverted, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = US(50),
+		.want_idx = 1, .want_stop_tick = false, .want_asked = true,
 	}, {
 		.row.desc = "latency limit leaves WFI only: no query, tick kept",
 		.row.table = &arm2, .latency_req_ns = US(100),
@@ -596,24 +625,6 @@ static const struct teo_select_case teo_select_cases[] = {
 		.row.table = &arm3, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100),
 		.hits = { [2] = 1000 }, .intercepts = { [0] = 8000 },
-		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
-	}, {
-		.row.desc = "tick woke after the intercepts' bin: deepest, tick stopped",
-		.row.table = &arm3, .latency_req_ns = NO_LIMIT,
-		.sleep_ns = MS(100), .outlived_ns = US(900),
-		.hits = { [2] = 1000 }, .intercepts = { [0] = 8000 },
-		.want_idx = 2, .want_stop_tick = true, .want_asked = true,
-	}, {
-		.row.desc = "tick woke within the intercepts' bin: WFI again",
-		.row.table = &arm3, .latency_req_ns = NO_LIMIT,
-		.sleep_ns = MS(100), .outlived_ns = US(899),
-		.hits = { [2] = 1000 }, .intercepts = { [0] = 8000 },
-		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
-	}, {
-		.row.desc = "polling limit woke after the intercepts' bin: poll again",
-		.row.table = &power, .latency_req_ns = NO_LIMIT,
-		.sleep_ns = MS(100), .outlived_ns = US(120),
-		.hits = { [1] = 1000 }, .intercepts = { [0] = 8000 },
 		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
 	}, {
 		.row.desc = "tick stopped, no timer within two ticks: the deepest that fits",
@@ -680,7 +691,7 @@ static const struct teo_select_case teo_select_cases[] = {
 	}, {
 		.row.desc = "timer after the next tick at HZ=250: C3, tick stopped",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 250,
-		.sleep_tick_pct = 150, .delta_tick_pct = 40,
+		.sleep_tick_pct = 150, .delta_tick_pct = 40, .hits = { [3] = 1000 },
 		.want_idx = 3, .want_stop_tick = true, .want_asked = true,
 	}, {
 		.row.desc = "HZ=100 Arm: timer 9 ms away, tick in 3 ms: cpu-off",
@@ -700,7 +711,7 @@ static const struct teo_select_case teo_select_cases[] = {
 	}, {
 		.row.desc = "equal target residencies, deeper twin disabled",
 		.row.table = &armeq, .disabled = 0x4, .latency_req_ns = NO_LIMIT,
-		.sleep_ns = MS(100), .delta_tick_pct = 50,
+		.sleep_ns = MS(100), .delta_tick_pct = 50, .hits = { [1] = 1000 },
 		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
 	}, {
 		.row.desc = "equal target residencies: intercepts take the deeper twin",
@@ -752,10 +763,11 @@ static void teo_test_select(struct kunit *test)
 		f->cpu.state_bins[i].hits = c->hits[i];
 		f->cpu.state_bins[i].intercepts = c->intercepts[i];
 		f->cpu.total += c->hits[i] + c->intercepts[i];
+		if (i + 1 < c->row.table->count &&
+		    c->row.table->states[i + 1].target_residency_ns <= TICK_NSEC)
+			f->cpu.tick_intercepts += c->intercepts[i];
 	}
 	f->cpu.short_idles = c->brief_idles;
-	f->cpu.artificial = c->outlived_ns > 0;
-	f->cpu.outlived_ns = c->outlived_ns;
 	f->latency_req_ns = c->latency_req_ns;
 	f->tick_stopped = c->tick_stopped;
 	f->sleep_length_ns = c->sleep_tick_pct ?
@@ -841,9 +853,14 @@ static const struct teo_account_case teo_account_cases[] = {
 		.sleep_length_ns = US(800), .residency_ns = US(10),
 		.poll_limit = true,
 	}, {
-		.desc = "x86: polling time limit, sleep length not asked: deepest bin",
-		.table = &x86, .entered = 0, .want_bin = 3, .want_hit = true,
+		.desc = "x86: polling time limit, sleep length not asked: deepest bin, intercept",
+		.table = &x86, .entered = 0, .want_bin = 3, .want_hit = false,
 		.sleep_length_ns = KTIME_MAX, .residency_ns = US(10),
+		.poll_limit = true,
+	}, {
+		.desc = "x86: polling time limit after an overdue timer: hit, no overflow",
+		.table = &x86, .entered = 0, .want_bin = 0, .want_hit = true,
+		.sleep_length_ns = -US(700), .residency_ns = US(60),
 		.poll_limit = true,
 	}, {
 		.desc = "arm2: tick wakeup, sleep length not asked: deepest bin",
@@ -920,29 +937,6 @@ static void teo_test_account(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->cpu.artificial, c->tick || c->poll_limit);
 }
 
-/*
- * The idle time the tick and the polling limit cut short adds up until a
- * wakeup of another kind, and saturates instead of wrapping.
- */
-static void teo_test_outlived(struct kunit *test)
-{
-	struct teo_fake *f = teo_fake_new(test, &arm3);
-	int i;
-
-	teo_fake_account(test, f, 0, MS(100), MS(4), true, false);
-	teo_fake_account(test, f, 0, MS(100), MS(4), true, false);
-	KUNIT_EXPECT_EQ(test, f->cpu.outlived_ns, MS(8));
-	KUNIT_EXPECT_TRUE(test, f->cpu.artificial);
-
-	teo_fake_account(test, f, 0, MS(100), MS(4), false, false);
-	KUNIT_EXPECT_EQ(test, f->cpu.outlived_ns, 0);
-	KUNIT_EXPECT_FALSE(test, f->cpu.artificial);
-
-	for (i = 0; i < 3; i++)
-		teo_fake_account(test, f, 0, MS(100), S64_MAX, true, false);
-	KUNIT_EXPECT_EQ(test, f->cpu.outlived_ns, KTIME_MAX);
-}
-
 static void teo_test_decay(struct kunit *test)
 {
 	struct teo_fake *f = teo_fake_new(test, &x86);
@@ -999,15 +993,39 @@ static void teo_test_account_stays_in_table(struct kunit *test)
 /* ---- Callback tests ---------------------------------------------------- */
 
 /*
+ * @rounds of a timer wakeup (50.5 ms after a timer 50 ms away) and then an
+ * early one after @early_ns, on a fake CPU utilized or not: how often the
+ * selection before an early wakeup picked @shallow.  After one timer
+ * wakeup the next one has always been early, which the pattern learns
+ * within a few rounds; the metrics, half hits in C3 and half intercepts
+ * below it, keep C3.
+ */
+static int teo_fake_alternate(struct kunit *test, struct teo_fake *f,
+			      int rounds, s64 early_ns, int shallow)
+{
+	int i, idx, n = 0;
+
+	for (i = 0; i < rounds; i++) {
+		idx = teo_fake_select(test, f, NULL);
+		teo_fake_wake(f, idx, f->sleep_length_ns + US(500), false,
+			      false);
+		idx = teo_fake_select(test, f, NULL);
+		n += idx == shallow;
+		teo_fake_wake(f, idx, early_ns, false, false);
+	}
+	return n;
+}
+
+/*
  * Utilization is asked for only when the wakeup pattern would change the
  * decision: never while timers end every idle period, and then only before
- * the wakeups that follow eight timer wakeups, which the pattern learns are
- * early (one in nine: the metrics never say so).
+ * the early wakeups, once the pattern has learnt that they follow a timer
+ * wakeup; on a utilized CPU the state for them is C1, the tick kept.
  */
 static void teo_test_util_asked(struct kunit *test)
 {
 	struct teo_fake *f = teo_fake_new(test, &x86);
-	int i, k, idx, selections = 0, shallow = 0;
+	int i, idx, shallow;
 
 	f->utilized = true;
 	for (i = 0; i < 40; i++) {
@@ -1017,24 +1035,14 @@ static void teo_test_util_asked(struct kunit *test)
 	KUNIT_EXPECT_EQ_MSG(test, f->utilized_reads, 0,
 			    "utilization asked for with timer wakeups only");
 
-	for (i = 0; i < 30; i++) {
-		for (k = 0; k < 8; k++) {
-			idx = teo_fake_select(test, f, NULL);
-			teo_fake_wake(f, idx, f->sleep_length_ns + US(500),
-				      false, false);
-			selections++;
-		}
-		idx = teo_fake_select(test, f, NULL);
-		shallow += idx == 1;
-		teo_fake_wake(f, idx, US(20), false, false);
-		selections++;
-	}
-	KUNIT_EXPECT_GT_MSG(test, shallow, 0,
-			    "the learnt early wakeup never got C1");
+	shallow = teo_fake_alternate(test, f, 30, US(20), 1);
+	KUNIT_EXPECT_GE_MSG(test, shallow, 20,
+			    "the learnt early wakeup got C1 in %d of 30 rounds",
+			    shallow);
 	KUNIT_EXPECT_GE(test, f->utilized_reads, shallow);
 	KUNIT_EXPECT_LE_MSG(test, f->utilized_reads, 30,
-			    "utilization asked for in %d of %d selections",
-			    f->utilized_reads, selections);
+			    "utilization asked for in %d of 60 selections",
+			    f->utilized_reads);
 }
 
 /*
@@ -1044,38 +1052,24 @@ static void teo_test_util_asked(struct kunit *test)
 static void teo_test_util_not_utilized(struct kunit *test)
 {
 	struct teo_fake *f = teo_fake_new(test, &x86);
-	int i, k, idx;
 
-	for (i = 0; i < 30; i++) {
-		for (k = 0; k < 8; k++) {
-			idx = teo_fake_select(test, f, NULL);
-			teo_fake_wake(f, idx, f->sleep_length_ns + US(500),
-				      false, false);
-		}
-		idx = teo_fake_select(test, f, NULL);
-		KUNIT_EXPECT_NE_MSG(test, idx, 1, "round %d", i);
-		teo_fake_wake(f, idx, US(20), false, false);
-	}
+	KUNIT_EXPECT_EQ(test, teo_fake_alternate(test, f, 30, US(20), 1), 0);
 	KUNIT_EXPECT_GT(test, f->utilized_reads, 0);
 }
 
-/* Utilization never picks a polling state, even for the shortest wakeups. */
+/*
+ * Utilization never picks a polling state, even for wakeups shorter than
+ * any other state's target residency: the shallowest state that does not
+ * poll instead.
+ */
 static void teo_test_util_never_polls(struct kunit *test)
 {
 	struct teo_fake *f = teo_fake_new(test, &x86);
-	int i, k, idx;
 
 	f->utilized = true;
-	for (i = 0; i < 30; i++) {
-		for (k = 0; k < 8; k++) {
-			idx = teo_fake_select(test, f, NULL);
-			teo_fake_wake(f, idx, f->sleep_length_ns + US(500),
-				      false, false);
-		}
-		idx = teo_fake_select(test, f, NULL);
-		KUNIT_EXPECT_NE_MSG(test, idx, 0, "round %d", i);
-		teo_fake_wake(f, idx, 100, false, false);
-	}
+	KUNIT_EXPECT_EQ(test, teo_fake_alternate(test, f, 30, 100, 0), 0);
+	KUNIT_EXPECT_GT_MSG(test, teo_fake_alternate(test, f, 30, 100, 1), 0,
+			    "the early wakeups never got C1");
 }
 
 /*
@@ -1300,7 +1294,6 @@ static struct kunit_case teo_test_cases[] = {
 	KUNIT_CASE_PARAM(teo_test_select, teo_select_gen_params),
 	KUNIT_CASE_PARAM(teo_test_account, teo_account_gen_params),
 	KUNIT_CASE(teo_test_decay),
-	KUNIT_CASE(teo_test_outlived),
 	KUNIT_CASE(teo_test_account_stays_in_table),
 	KUNIT_CASE(teo_test_util_asked),
 	KUNIT_CASE(teo_test_util_not_utilized),
