@@ -198,6 +198,8 @@ def _series_items(msg):
             if words and words[0] == msg:
                 return words[1:]
     return []
+
+
 SERIES = [s["gov"] for s in STEPS]
 # The step before utilization awareness (patches/steps/NN-util.diff): our
 # teo with utilization off must decide like it.
