@@ -4,7 +4,8 @@
 # scripts in scripts/teo/; build output lives under $(TEO_CACHE), by
 # default ~/.cache/teo, never in this clone.
 #
-#   make check              every test (installs what it needs)
+#   make check              every test (installs what it needs);
+#                           SUITES=a,b runs only those (names as its summary prints)
 #   BASE=7.3 (default) or BASE=6.12 picks the kernel base of run, kunit,
 #   lint and tree
 #   make run                boot the patched kernel in QEMU (arm64, or ARCH=x86_64)
@@ -32,10 +33,12 @@
 #   make fuzz [SECONDS=600] [SEED=N]  the harness's fuzzer, sanitized, for a time
 #   make stress [ARCH=arm64]  switch governors, disable states, change QoS and
 #                           hotplug CPUs under load in a debug guest kernel
+#   make clean              remove the build output (~/.cache/teo/build, or
+#                           TEO_CACHE/build)
 
 SCRIPTS := scripts/teo
 
-.PHONY: all check run vmbench fidelity kunit lint tree series harness bench bench-update cost fuzz stress deps help
+.PHONY: all check run vmbench fidelity kunit lint tree series harness bench bench-update cost fuzz stress deps clean help
 
 all: help
 
@@ -90,3 +93,6 @@ stress: deps
 
 deps:
 	@$(SCRIPTS)/deps
+
+clean:
+	@$(SCRIPTS)/clean
