@@ -48,18 +48,25 @@ help:
 check:
 	@$(SCRIPTS)/check
 
+# arch_default DEFAULT: say which ARCH a target runs when none is given.
+arch_default = $(if $(ARCH),,echo "teo: ARCH not given: $(1) (ARCH=$(2) for another)";)
+
 run: deps
+	@$(call arch_default,arm64,x86_64)
 	@$(SCRIPTS)/deps trace-cmd python3-matplotlib
 	@$(SCRIPTS)/run $(if $(ARCH),$(ARCH),arm64)
 
 vmbench: deps
+	@$(call arch_default,arm64,x86_64)
 	@$(SCRIPTS)/deps trace-cmd python3-matplotlib
 	@$(SCRIPTS)/vmbench $(if $(ARCH),$(ARCH),arm64) $(if $(HZ),--hz $(HZ))
 
 fidelity: deps
+	@$(call arch_default,arm64,x86_64)
 	@$(SCRIPTS)/fidelity $(if $(ARCH),$(ARCH),arm64)
 
 kunit: deps
+	@$(call arch_default,x86_64,arm64 or i386)
 	@$(SCRIPTS)/kunit $(if $(ARCH),$(ARCH),x86_64)
 
 lint: deps
@@ -75,6 +82,7 @@ harness: deps
 	@$(SCRIPTS)/harness
 
 bench: deps
+	@$(if $(TRACE),$(if $(TABLE),,echo "teo: error: TRACE= needs TABLE=FILE, its state table (tools/testing/cpuidle/tables/ has examples)" >&2; exit 1),$(if $(TABLE)$(HZ),echo "teo: warning: TABLE= and HZ= apply only with TRACE=; running the whole matrix" >&2))
 	@$(SCRIPTS)/deps python3-matplotlib
 	@$(SCRIPTS)/bench $(if $(TRACE),--trace $(TRACE) --table $(TABLE) $(if $(HZ),--hz $(HZ)))
 
@@ -89,6 +97,7 @@ fuzz: deps
 	@$(SCRIPTS)/fuzz $(if $(SECONDS),$(SECONDS),600) $(SEED)
 
 stress: deps
+	@$(call arch_default,arm64,x86_64)
 	@$(SCRIPTS)/stress $(if $(ARCH),$(ARCH),arm64)
 
 deps:
