@@ -7,6 +7,14 @@
 
 set -euo pipefail
 
+# --help or -h as a script's first argument: print the comment at the top of
+# the script (after its SPDX line), which says what it does and takes.
+if [ "${1:-}" = --help ] || [ "${1:-}" = -h ]; then
+	awk 'NR <= 2 { next } /^#/ { sub(/^# ?/, ""); if ($0 != "" || seen++) print; next }
+		{ exit }' "$0"
+	exit 0
+fi
+
 TEO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TEO_CACHE=${TEO_CACHE:-$HOME/.cache/teo}
 
