@@ -22,7 +22,8 @@
 #   make tree               make the patched tree and print its path
 #   make series             the series as git format-patch files with a cover
 #                           letter, signed off with your git config identity
-#   make harness            build the replay harness, run its self-tests
+#   make harness            build the replay harness (plain and sanitized), run
+#                           its self-tests; needs no QEMU or cross compiler
 #   make bench              the judge: every patch and the series against
 #                           mainline on the replay matrix (workloads x tables x
 #                           HZ 100/250/1000 x latency limits x seeds)
@@ -78,7 +79,8 @@ tree: deps
 series: deps
 	@$(SCRIPTS)/series
 
-harness: deps
+harness:
+	@$(SCRIPTS)/deps --harness
 	@$(SCRIPTS)/harness
 
 bench: deps

@@ -2262,6 +2262,25 @@ static const char usage_text[] =
 	"       cpuidle-replay --fuzz SECONDS [--seed N] [--cases N]\n"
 	"       cpuidle-replay --fuzz-case SEED\n";
 
+/* How to read the table a replay prints (--help, --legend). */
+static const char legend_text[] =
+	"The replay's table, one row per governor:\n"
+	"  wakeups  idle periods the governor chose a state for\n"
+	"  deep%    of them too deep: the idle time fell short of the state's target residency\n"
+	"  shal%    of them too shallow: a deeper enabled state would have paid off\n"
+	"  orcl%    of them the state the table-implied oracle picks for the rest of the period\n"
+	"  tick0%   of them spent with the tick stopped\n"
+	"  stop/s   tick stops per second of the trace\n"
+	"  irqlat   mean exit latency paid at wakeups that were not timers, us (p99lat: 99th percentile)\n"
+	"  energy   mJ in the default model (state power plus exit latency at the highest power);\n"
+	"           etable: mJ in the model the target residencies imply; both count the tick stops\n"
+	"  vsoff%   energy against our teo with utilization awareness off (teo-noutil)\n"
+	"  ns       time per decision (0 with --no-cost); util%: mean utilization, % of capacity\n"
+	"  residency% by state: share of idle time in each state, shallowest first\n"
+	"Lower is better in deep%, shal%, irqlat, p99lat, energy, etable and ns, higher in\n"
+	"orcl%.  The \"oracle\" and \"oracle-table\" rows are no governors: they are the least\n"
+	"energy any governor could use in each model, knowing the whole trace.\n";
+
 /* Bad usage: one line on stderr, exit status 2. */
 static void usage(const char *why)
 {
@@ -2352,6 +2371,12 @@ int main(int argc, char **argv)
 
 		if (!strcmp(a, "--help")) {
 			fputs(usage_text, stdout);
+			fputs("\n", stdout);
+			fputs(legend_text, stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--legend")) {
+			fputs(legend_text, stdout);
 			return 0;
 		}
 		if (!strcmp(a, "--self-test"))
