@@ -92,6 +92,45 @@ say()
 	echo "teo: $*" >&2
 }
 
+# progress_start LABEL DIR: until progress_stop, print every 30 s on stderr
+# how many objects the build has compiled under DIR and for how long, so
+# that a kernel build (minutes, cold) is never silent.
+progress_start()
+{
+	local label=$1 dir=$2
+
+	progress_stamp=$(mktemp)
+	(
+		start=$SECONDS
+		while sleep 30 </dev/null >/dev/null 2>&1; do
+			n=$(find "$dir" -name '*.o' -newer "$progress_stamp" 2>/dev/null | wc -l)
+			t=$((SECONDS - start))
+			say "$label: $n objects compiled, $((t / 60)) min $((t % 60)) s"
+		done
+	) &
+	progress_pid=$!
+}
+
+progress_stop()
+{
+	kill "$progress_pid" 2>/dev/null || true
+	wait "$progress_pid" 2>/dev/null || true
+	rm -f "$progress_stamp"
+}
+
+# build_progress LABEL DIR LOG COMMAND...: run COMMAND with its output in
+# LOG and progress_start's lines on stderr; COMMAND's exit status.
+build_progress()
+{
+	local label=$1 dir=$2 log=$3 rc=0
+
+	shift 3
+	progress_start "$label" "$dir"
+	"$@" >"$log" 2>&1 || rc=$?
+	progress_stop
+	return "$rc"
+}
+
 # pristine BASE: the unpacked pristine source of BASE (made by scripts/teo/source).
 pristine()
 {
