@@ -819,6 +819,17 @@ struct plan_step {
 	ssize_t prev;		/* the CPU's previous period, -1 for none */
 };
 
+/* One more than the highest CPU a period of @t is on: the CPUs to set up. */
+static int trace_cpus(const struct trace *t)
+{
+	unsigned int n = 1;
+	size_t k;
+
+	for (k = 0; k < t->n; k++)
+		n = max(n, t->p[k].cpu + 1);
+	return n;
+}
+
 /*
  * Make the plan for trace @t in the model of @cost into plan.stop_at; the
  * devices @devs give the disabled states.  Returns the plan's energy
@@ -830,6 +841,7 @@ static double make_plan(const struct cpuidle_driver *drv,
 			const double *cost)
 {
 	static ssize_t last[SHIM_NR_CPUS];
+	int ncpus = trace_cpus(t);
 	struct plan_step *st = calloc(t->n + 1, sizeof(*st));
 	s64 *stop_at = realloc(plan.stop_at, (t->n + 1) * sizeof(*stop_at));
 	double total = 0;
@@ -844,7 +856,7 @@ static double make_plan(const struct cpuidle_driver *drv,
 	plan.stop_at = stop_at;
 	plan.cost = cost;
 	plan.cfg = cfg;
-	for (cpu = 0; cpu < SHIM_NR_CPUS; cpu++)
+	for (cpu = 0; cpu < ncpus; cpu++)
 		last[cpu] = -1;
 
 	for (k = 0; k < t->n; k++) {
@@ -890,7 +902,7 @@ static double make_plan(const struct cpuidle_driver *drv,
 	}
 
 	/* Back from each CPU's last period, along the cheapest ends. */
-	for (cpu = 0; cpu < SHIM_NR_CPUS; cpu++) {
+	for (cpu = 0; cpu < ncpus; cpu++) {
 		ssize_t j = last[cpu];
 		int end;
 
@@ -923,13 +935,13 @@ static int oracle(const struct call *c, bool *stop_tick)
 			&uj);
 }
 
-static void reset_devices(struct cpuidle_device *devs,
+static void reset_devices(struct cpuidle_device *devs, int ncpus,
 			  const struct cpuidle_driver *drv, const struct gov *g,
 			  const struct replay_cfg *cfg)
 {
 	int i, s;
 
-	for (i = 0; i < SHIM_NR_CPUS; i++) {
+	for (i = 0; i < ncpus; i++) {
 		memset(&devs[i], 0, sizeof(devs[i]));
 		devs[i].cpu = i;
 		devs[i].last_state_idx = -1;
@@ -993,9 +1005,9 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 	model_costs(&drv, peak, table);
 	memset(kept_stopped, 0, sizeof(kept_stopped));
 	shim_tick_nsec = cfg->tick_ns;
-	reset_devices(devs, &drv, g, cfg);
+	reset_devices(devs, trace_cpus(t), &drv, g, cfg);
 	if (cfg->shadow)
-		reset_devices(sdevs, &drv, cfg->shadow, cfg);
+		reset_devices(sdevs, trace_cpus(t), &drv, cfg->shadow, cfg);
 	if (g->model) {
 		r->plan_uj = make_plan(&drv, devs, t, cfg,
 				       g->model == MODEL_TABLE ? table : peak);
@@ -1520,6 +1532,34 @@ static void test_formats(void)
 	free(t.p);
 }
 
+/* A trace on the harness's first and last CPU replays through our teo. */
+static void test_many_cpus(void)
+{
+	struct replay_cfg cfg = { .tick_ns = 4 * NSEC_PER_MSEC, .exit_share_pct = 50 };
+	struct cpuidle_driver drv;
+	char text[128], want[32];
+	struct trace t;
+	struct result r;
+	int ret;
+
+	must_parse_table("teo-states v1\nA 1 1 - 100\nB 100 500 - 10\n", &drv);
+	snprintf(text, sizeof(text), "teo-trace v1\n3000000 - 0 1024 - 0 0\n"
+		 "3000000 200000 0 1024 - %d 0\n3000000 - 0 1024 - %d 0\n",
+		 SHIM_NR_CPUS - 1, SHIM_NR_CPUS - 1);
+	if (parse_trace("t", text, &t)) {
+		check(false, "a trace on CPU %d parses: %s", SHIM_NR_CPUS - 1, errbuf);
+		return;
+	}
+	ret = replay(&drv, &t, find_gov("teo"), &cfg, &r);
+	check(!ret && trace_cpus(&t) == SHIM_NR_CPUS && r.wakeups >= 3,
+	      "a trace on CPUs 0 and %d replays through teo (%llu wakeups)",
+	      SHIM_NR_CPUS - 1, r.wakeups);
+	free(t.p);
+	snprintf(text, sizeof(text), "teo-trace v1\n100 - 0 1024 - %d 0\n", SHIM_NR_CPUS);
+	snprintf(want, sizeof(want), "cpu %d is beyond", SHIM_NR_CPUS);
+	trace_rejected(text, want, "a CPU beyond the harness's is rejected");
+}
+
 /*
  * One random case: a state table (hostile ones included: unordered exit
  * latencies, equal residencies, one to ten states, a polling state 0 or
@@ -1884,6 +1924,7 @@ static int self_test(long fuzz_iterations)
 	test_energy_models();
 	test_periodic();
 	test_formats();
+	test_many_cpus();
 	test_recorded();
 	test_disabled_states();
 	if (fuzz_iterations) {

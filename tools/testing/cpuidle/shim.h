@@ -118,8 +118,12 @@ const char *shim_symbolic(long value, const struct shim_symbol *syms);
 #define ktime_to_us(t)		((s64)(t) / NSEC_PER_USEC)
 #define ktime_to_ns(t)		((s64)(t))
 
-/* One replayed CPU at a time: per-CPU data is an array indexed by CPU. */
-#define SHIM_NR_CPUS			64
+/*
+ * One replayed CPU at a time: per-CPU data is an array indexed by CPU, for
+ * as many CPUs as a large server has (a replay sets up only the CPUs its
+ * trace is on).
+ */
+#define SHIM_NR_CPUS			4096
 extern unsigned int shim_this_cpu;
 #define DEFINE_PER_CPU(type, name)	type name[SHIM_NR_CPUS]
 #define per_cpu_ptr(ptr, cpu)		(&(*(ptr))[cpu])
