@@ -39,7 +39,7 @@ OUT = os.path.join(CACHE, "bench")
 REPLAY = os.environ.get("TEO_REPLAY") or os.path.join(CACHE, "build", "harness", "cpuidle-replay")
 VERDICT_FILE = os.path.join(ROOT, "patches", "verdict.txt")
 
-# Each table's usual HZ (DESIGN.md section 7): the quick start and the
+# Each table's usual HZ (its first comment line): the quick start and the
 # rules R1-R4 replay it there; the matrix replays every table at each HZ.
 TABLES = {
     "x86-i5-10600k": 1000,

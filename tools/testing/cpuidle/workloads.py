@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Seeded, deterministic idle-trace generators for the workloads of
-DESIGN.md section 7, in the harness's trace format (version 1).
+"""Seeded, deterministic idle-trace generators for the workloads the judge
+replays, in the harness's trace format (version 1).
 
     workloads.py --list
     workloads.py --list-noise
@@ -191,7 +191,7 @@ def noise(period, share):
     """A periodic timer every `period` ns with 3% of it spent running, plus
     Poisson interrupts (each waking a task for 10-50 us) at the rate that
     makes `share` percent of the wakeups: per timer period, on average
-    share / (100 - share) interrupts.  The noise of issue 12's rule R5."""
+    share / (100 - share) interrupts.  The noise of the util-awareness rule R5."""
     rate = share / (100 - share) / period
     busy = period * 3 // 100
 
@@ -227,7 +227,7 @@ WORKLOADS = {
     "touch-bimodal": interactive(touch_bimodal),
     "touch-frames-60hz": interactive(touch_frames),
 }
-# The noise sweep (issue 12, R5): not part of the main comparison.
+# The noise sweep (rule R5): not part of the main comparison.
 NOISE = {f"noise-{name}ms-{share}pct": noise(period, share)
          for name, period in (("2", 2 * MS), ("8", 8 * MS), ("19.457", 19457 * US))
          for share in (5, 10, 20, 40)}
