@@ -208,6 +208,9 @@ _UTIL = [d.split("-")[0] for d in sorted(os.listdir(os.path.join(ROOT, "patches"
 _UTIL_AT = [i for i, s in enumerate(STEPS) if _UTIL and s["msg"] and
             any(f"patches/steps/{_UTIL[0]}-" in w for w in _series_items(s["msg"]))]
 BEFORE_UTIL = SERIES[_UTIL_AT[0] - 1] if _UTIL_AT and _UTIL_AT[0] > 0 else None
+# The step that brings it: with utilization off ("STEP-noutil" in the
+# harness) it must decide like BEFORE_UTIL, whatever later steps add.
+UTIL_STEP = SERIES[_UTIL_AT[0]] if BEFORE_UTIL else None
 GOVERNORS = [REF] + SERIES + OTHERS
 
 

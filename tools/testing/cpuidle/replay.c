@@ -221,6 +221,25 @@ static const struct gov *find_gov(const char *name)
 		if (!strcmp(govs[i].name, name))
 			return &govs[i];
 	}
+
+	/*
+	 * A step of the series with utilization awareness off, "STEP-noutil"
+	 * (the step that brings utilization awareness must then decide like
+	 * the one before it, whatever comes after it in the series).
+	 */
+	for (i = 0; i < ngovs; i++) {
+		static struct gov off[MAX_GOVS];
+		size_t len = strlen(govs[i].name);
+
+		if (strncmp(govs[i].name, name, len) || strcmp(name + len, "-noutil"))
+			continue;
+		if (!off[i].name) {
+			off[i].name = strdup(name);
+			off[i].ops = govs[i].ops;
+			off[i].no_util = true;
+		}
+		return off[i].name ? &off[i] : NULL;
+	}
 	for (i = 0; i < ARRAY_SIZE(bounds); i++) {
 		if (!strcmp(bounds[i].name, name))
 			return &bounds[i];
@@ -1681,8 +1700,8 @@ static const char *step_before(const char *step)
  * through four replays: our teo with the invariants checked at every
  * decision (every other case with extreme values), and the series' three
  * lockstep pairs, which must agree on every decision: the first patch and
- * mainline teo, our teo with utilization awareness off and the step
- * before utilization awareness, our teo and the step before the trace
+ * mainline teo, the step that brings utilization awareness with it off and
+ * the step before it, our teo and the step before the trace
  * events (no later step changes a decision).  The replays drive the glue
  * as the idle loop does: the tick kept stopped across periods that wake no task,
  * polling states ended by their time limit, the tick noticed inside a
@@ -1694,7 +1713,7 @@ static const char *step_before(const char *step)
 
 static const char *const fuzz_names[FUZZ_REPLAYS] = {
 	"invariants of teo", "teo-step01 and teo-7.3",
-	"teo-noutil and the step before utilization", "teo and the step before the trace events",
+	STEP_UTIL "-noutil and the step before it", "teo and the step before the trace events",
 };
 
 /**
@@ -1786,7 +1805,7 @@ static void fuzz_case(u64 seed, struct fuzz_stats *st, FILE *dec, bool report)
 		NULL, "teo-7.3", step_before(STEP_UTIL), step_before(STEP_TRACE),
 	};
 	const char *gname[FUZZ_REPLAYS] = {
-		"teo", "teo-step01", "teo-noutil", "teo",
+		"teo", "teo-step01", STEP_UTIL "-noutil", "teo",
 	};
 	int i;
 
