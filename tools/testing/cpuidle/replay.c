@@ -198,23 +198,15 @@ static const struct gov *find_gov(const char *name)
 		{ .name = "shallowest", .bound = shallowest },
 		{ .name = "null", .ops = &null_ops },
 	};
-	static struct gov noutil = { .name = "teo-noutil", .no_util = true };
 	static struct gov fullutil = { .name = "teo-fullutil", .full_util = true };
 	int i;
 
-	/*
-	 * Our teo with utilization awareness off (it sees no utilization) and
-	 * with every CPU busy (it sees utilization at the CPU's capacity).
-	 */
-	for (i = 0; i < 2; i++) {
-		struct gov *v = i ? &fullutil : &noutil;
-		const struct gov *teo;
+	/* Our teo with every CPU busy (it sees the CPU's capacity). */
+	if (!strcmp(name, fullutil.name)) {
+		const struct gov *teo = find_gov("teo");
 
-		if (strcmp(name, v->name))
-			continue;
-		teo = find_gov("teo");
-		v->ops = teo ? teo->ops : NULL;
-		return teo ? v : NULL;
+		fullutil.ops = teo ? teo->ops : NULL;
+		return teo ? &fullutil : NULL;
 	}
 
 	for (i = 0; i < ngovs; i++) {
@@ -223,9 +215,10 @@ static const struct gov *find_gov(const char *name)
 	}
 
 	/*
-	 * A step of the series with utilization awareness off, "STEP-noutil"
-	 * (the step that brings utilization awareness must then decide like
-	 * the one before it, whatever comes after it in the series).
+	 * A governor with utilization awareness off, "NAME-noutil" (it sees no
+	 * utilization): "teo-noutil" is our teo so, and the step that brings
+	 * utilization awareness must so decide like the one before it,
+	 * whatever comes after it in the series.
 	 */
 	for (i = 0; i < ngovs; i++) {
 		static struct gov off[MAX_GOVS];
