@@ -198,40 +198,39 @@ static const struct gov *find_gov(const char *name)
 		{ .name = "shallowest", .bound = shallowest },
 		{ .name = "null", .ops = &null_ops },
 	};
-	static struct gov fullutil = { .name = "teo-fullutil", .full_util = true };
-	int i;
-
-	/* Our teo with every CPU busy (it sees the CPU's capacity). */
-	if (!strcmp(name, fullutil.name)) {
-		const struct gov *teo = find_gov("teo");
-
-		fullutil.ops = teo ? teo->ops : NULL;
-		return teo ? &fullutil : NULL;
-	}
+	/*
+	 * A governor told that the utilization is 0, "NAME-noutil", or the
+	 * CPU's capacity, "NAME-fullutil": "teo-noutil" is our teo with
+	 * utilization awareness off, and the step that brings it must decide
+	 * like the step before it when it is off, whatever later steps add.
+	 */
+	static const struct { const char *suffix; bool no_util; } forced[] = {
+		{ "-noutil", true }, { "-fullutil", false },
+	};
+	static struct gov variants[MAX_GOVS][ARRAY_SIZE(forced)];
+	int i, k;
 
 	for (i = 0; i < ngovs; i++) {
 		if (!strcmp(govs[i].name, name))
 			return &govs[i];
 	}
-
-	/*
-	 * A governor with utilization awareness off, "NAME-noutil" (it sees no
-	 * utilization): "teo-noutil" is our teo so, and the step that brings
-	 * utilization awareness must so decide like the one before it,
-	 * whatever comes after it in the series.
-	 */
 	for (i = 0; i < ngovs; i++) {
-		static struct gov off[MAX_GOVS];
 		size_t len = strlen(govs[i].name);
 
-		if (strncmp(govs[i].name, name, len) || strcmp(name + len, "-noutil"))
-			continue;
-		if (!off[i].name) {
-			off[i].name = strdup(name);
-			off[i].ops = govs[i].ops;
-			off[i].no_util = true;
+		for (k = 0; k < ARRAY_SIZE(forced); k++) {
+			struct gov *v = &variants[i][k];
+
+			if (strncmp(govs[i].name, name, len) ||
+			    strcmp(name + len, forced[k].suffix))
+				continue;
+			if (!v->name) {
+				v->name = strdup(name);
+				v->ops = govs[i].ops;
+				v->no_util = forced[k].no_util;
+				v->full_util = !forced[k].no_util;
+			}
+			return v->name ? v : NULL;
 		}
-		return off[i].name ? &off[i] : NULL;
 	}
 	for (i = 0; i < ARRAY_SIZE(bounds); i++) {
 		if (!strcmp(bounds[i].name, name))
