@@ -17,6 +17,9 @@
 #                           against teo-7.3 (a rank test), CSV, plot
 #   make fidelity           replay the boot test's trace through the harness and
 #                           compare with the kernel's decisions (ARCH=x86_64 too)
+#   make stock              rebuild the boot test's idle entries from the events
+#                           any kernel has, compare with teo's own, replay them
+#                           (ARCH=x86_64 too)
 #   make kunit ARCH=x86_64  the KUnit suite on one architecture (or arm64)
 #   make lint               checkpatch, W=1 + sparse, kernel-doc, i386
 #   make tree               make the patched tree and print its path
@@ -39,7 +42,7 @@
 
 SCRIPTS := scripts/teo
 
-.PHONY: all check run vmbench fidelity kunit lint tree series harness bench bench-update cost fuzz stress deps clean help
+.PHONY: all check run vmbench fidelity stock kunit lint tree series harness bench bench-update cost fuzz stress deps clean help
 
 all: help
 
@@ -65,6 +68,10 @@ vmbench: deps
 fidelity: deps
 	@$(call arch_default,arm64,x86_64)
 	@$(SCRIPTS)/fidelity $(if $(ARCH),$(ARCH),arm64)
+
+stock: deps
+	@$(call arch_default,arm64,x86_64)
+	@$(SCRIPTS)/stock-check $(if $(ARCH),$(ARCH),arm64)
 
 kunit: deps
 	@$(call arch_default,x86_64,arm64 or i386)

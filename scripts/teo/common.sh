@@ -229,6 +229,18 @@ guest_table()
 		  printf "%s %d %d %s %d\n", $1, $2, $3, $1 == "POLL" ? "poll" : "-", power[$1] }' "$1" -
 }
 
+# guest_boot_table BOOT: the state table of the guest whose boot test left
+# its console log and powers in BOOT (CPU 0's states, as the guest printed
+# them).
+guest_boot_table()
+{
+	local states
+
+	states=$(awk '$1 == "TEO" && $2 == "state" && $3 == 0 { print $5, $6, $7 }' "$1/console.log")
+	[ "$(wc -l <<<"$states")" -gt 1 ] || { echo "no TEO state lines in $1/console.log" >&2; return 1; }
+	guest_table "$1/states.power" <<<"$states"
+}
+
 # seeded_traces DIR WORKLOAD...: each WORKLOAD of the harness's
 # workloads.py into DIR/WORKLOAD.trace, as scripts/teo/bench makes it (seed
 # 1, TEO_BENCH_PERIODS idle periods, default 4000).
