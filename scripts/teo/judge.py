@@ -52,7 +52,7 @@ HZS = (100, 250, 1000)
 SEEDS = (1, 2, 3)
 PERIODS = int(os.environ.get("TEO_BENCH_PERIODS", "4000"))
 REF = "teo-7.3"
-# What a stop of the tick and its restart cost (the README says why), the
+# What a stop of the tick and its restart cost (docs/benchmarks.md says why), the
 # figure judged and the ones reported beside it.
 TICK_COST_NS = 2000
 TICK_COSTS = (0, 2000, 5000)
@@ -511,12 +511,13 @@ def series_block(cells):
 
 
 README = os.path.join(ROOT, "README.md")
+BENCH_DOC = os.path.join(ROOT, "docs", "benchmarks.md")
 README_BEGIN = "<!-- the judge's verdict, written by scripts/teo/bench --update: begin -->"
 README_END = "<!-- the judge's verdict: end -->"
 
 
 def readme_block(cells):
-    """The verdict as the top README quotes it, between its markers."""
+    """The verdict as docs/benchmarks.md quotes it, between its markers."""
     v = judge(cells, SERIES[-1], REF)
     return "\n".join([README_BEGIN, "", "    " + "\n    ".join(verdict_table(cells)), "",
                       f"The series' worst cells against {REF}:", "",
@@ -524,13 +525,59 @@ def readme_block(cells):
                       README_END])
 
 
-def readme_with_block(text, cells):
-    """@text (the top README) with its verdict block replaced, or None if it
-    has no markers."""
-    if README_BEGIN not in text or README_END not in text:
+RESULTS_BEGIN = "<!-- the results, written by scripts/teo/bench --update: begin -->"
+RESULTS_END = "<!-- the results: end -->"
+RESULTS_GOVS = (("ours", None), (REF, REF), ("menu-7.3", "menu-7.3"))
+
+
+def results_table(cells):
+    """Ours, REF and menu-7.3 over the whole matrix: geometric means of the
+    cells' ratios to REF, the plain means of too deep and of the exit
+    latency at interrupts, and the cells where each is worse than REF."""
+    n = max(len(cells), 1)
+    lines = [f"{'':9} {'energy':>7} {'table-implied':>14} {'interrupt latency':>18} "
+             f"{'too deep':>15}  cells worse than {REF}",
+             f"{'':9} {'':>7} {'energy':>14} {'(mean)':>18} {'(mean)':>15}"]
+    for name, gov in RESULTS_GOVS:
+        gov = gov or SERIES[-1]
+        v = judge(cells, gov, REF)
+        lat = sum(c[gov]["irq_exit_latency_mean_us"] for c in cells.values()) / n
+        deep = sum(c[gov]["too_deep_pct"] for c in cells.values()) / n
+        per = [(NAMES[c], sum(1 for _, w in v["fails"] if any(x[0] == c for x in w)))
+               for c in CRITERIA]
+        worse = ", ".join(f"{k} {m}" for k, m in per if m) or "none"
+        tail = "-" if gov == REF else f"{len(v['fails'])} of {len(cells)}: {worse}"
+        lines.append(f"{name:9} {v['geo']['energy']:6.3f}x {v['geo']['table']:13.3f}x "
+                     f"{v['geo']['latency']:6.3f}x ({lat:5.1f} us) "
+                     f"{v['geo']['deep']:6.3f}x ({deep:4.2f}%)  {tail}")
+    return lines
+
+
+def results_block(cells):
+    """The results table as the top README quotes it, between its markers."""
+    return "\n".join([RESULTS_BEGIN, "", "    " + "\n    ".join(results_table(cells)), "",
+                      RESULTS_END])
+
+
+def replace_block(text, begin, end, block):
+    """@text with the part from @begin to @end replaced by @block, or None
+    if it has no such markers."""
+    if begin not in text or end not in text:
         return None
-    head, rest = text.split(README_BEGIN, 1)
-    return head + readme_block(cells) + rest.split(README_END, 1)[1]
+    head, rest = text.split(begin, 1)
+    return head + block + rest.split(end, 1)[1]
+
+
+def readme_with_block(text, cells):
+    """@text (the top README) with its results block replaced, or None if
+    it has no markers."""
+    return replace_block(text, RESULTS_BEGIN, RESULTS_END, results_block(cells) if cells else "")
+
+
+def bench_doc_with_block(text, cells):
+    """@text (docs/benchmarks.md) with its verdict block replaced, or None
+    if it has no markers."""
+    return replace_block(text, README_BEGIN, README_END, readme_block(cells) if cells else "")
 
 
 def read_verdict_file(path=VERDICT_FILE):
