@@ -94,28 +94,39 @@ say()
 
 # progress_start LABEL DIR: until progress_stop, print every 30 s on stderr
 # how many objects the build has compiled under DIR and for how long, so
-# that a kernel build (minutes, cold) is never silent.
+# that a kernel build (minutes, cold) is never silent; with the size of
+# the last whole build in DIR (progress_stop ok records it), as a share.
 progress_start()
 {
-	local label=$1 dir=$2
+	local label=$1 dir=$2 whole
 
+	whole=$(cat "$dir/.teo-objects" 2>/dev/null || echo 0)
+	[[ "$whole" =~ ^[0-9]+$ ]] || whole=0
 	progress_stamp=$(mktemp)
+	progress_dir=$dir
 	(
 		start=$SECONDS
 		while sleep 30 </dev/null >/dev/null 2>&1; do
 			n=$(find "$dir" -name '*.o' -newer "$progress_stamp" 2>/dev/null | wc -l)
 			t=$((SECONDS - start))
-			say "$label: $n objects compiled, $((t / 60)) min $((t % 60)) s"
+			of=
+			[ "$whole" -gt 0 ] && of=" ($((100 * n / whole))% of the $whole of a whole build)"
+			say "$label: $n objects compiled$of, $((t / 60)) min $((t % 60)) s"
 		done
 	) &
 	progress_pid=$!
 }
 
+# progress_stop [ok]: stop progress_start's lines; "ok" (the build
+# succeeded) records how many objects the build directory holds.
 progress_stop()
 {
 	kill "$progress_pid" 2>/dev/null || true
 	wait "$progress_pid" 2>/dev/null || true
 	rm -f "$progress_stamp"
+	if [ "${1:-}" = ok ]; then
+		find "$progress_dir" -name '*.o' 2>/dev/null | wc -l >"$progress_dir/.teo-objects" || true
+	fi
 }
 
 # build_progress LABEL DIR LOG COMMAND...: run COMMAND with its output in
@@ -127,7 +138,7 @@ build_progress()
 	shift 3
 	progress_start "$label" "$dir"
 	"$@" >"$log" 2>&1 || rc=$?
-	progress_stop
+	progress_stop "$([ "$rc" -eq 0 ] && echo ok)"
 	return "$rc"
 }
 
