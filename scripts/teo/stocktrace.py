@@ -47,10 +47,9 @@ CAPACITY = 1024
 WAKE_IRQ = ("irq_handler_entry",)
 WAKE_IPI = ("ipi_entry", "reschedule_entry", "call_function_entry",
             "call_function_single_entry")
-NEEDED = ("cpu_idle", "hrtimer_start", "hrtimer_expire_entry", "timer_start", "sched_switch",
-          "rcu_callback")
-LEFT_OUT = ("armed before the trace", "next timer after the trace", "clock not known",
-            "clocks not tied yet", "tick state not known yet")
+# Without these nothing can be rebuilt; without the others (OPTIONAL) less.
+NEEDED = ("cpu_idle", "hrtimer_start", "hrtimer_expire_entry")
+OPTIONAL = ("timer_start", "sched_switch", "rcu_callback")
 
 
 class Entry:
@@ -76,6 +75,23 @@ def fields(rest):
     return dict(FIELD.findall(rest))
 
 
+def tick_of(hz):
+    """TICK_NSEC of a kernel built with HZ."""
+    return (10 ** 9 + hz // 2) // hz
+
+
+def phase_mark(ev, rest):
+    """The phase a "teo-phase NAME" trace mark starts ("-" for none), or
+    None if the event is no such mark."""
+    if ev not in ("tracing_mark_write", "print"):
+        return None
+    words = rest.split()
+    if "teo-phase" not in words:
+        return None
+    i = words.index("teo-phase")
+    return words[i + 1] if len(words) > i + 1 else "-"
+
+
 def switch_next_pid(rest):
     """The pid sched_switch switches to (ftrace's or trace-cmd's form)."""
     m = re.search(r"next_pid=(-?\d+)", rest)
@@ -92,18 +108,12 @@ class Clocks:
     """The trace clock against CLOCK_MONOTONIC, and jiffies against both."""
 
     def __init__(self, evs, tick_ns):
-        self.offsets = collections.deque()  # (ts, ts - now) of tick expiries
-        self.tick = tick_ns or self._tick(evs)
-        starts = [int(f["expires"]) for _, _, e, r in evs if e == "hrtimer_start"
-                  for f in [fields(r)] if f.get("function") in TICK_FUNCS and "expires" in f]
-        self.phase = mode([x % self.tick for x in starts]) if self.tick and starts else None
-        self.jiffy_k = collections.Counter()
-
-    @staticmethod
-    def _tick(evs):
-        """The tick period: the commonest step of a CPU's tick hrtimer."""
-        last = {}
-        steps = []
+        # (ts, ts - now) of the last 500 ms of tick expiries, the
+        # differences rising from the front: the least is the first.
+        self.offsets = collections.deque()
+        # The tick's expiries, by CPU; with no HZ given, the tick period is
+        # the commonest step of a CPU's tick hrtimer.
+        starts, steps, last = [], [], {}
         for _, cpu, e, r in evs:
             if e != "hrtimer_start":
                 continue
@@ -111,27 +121,33 @@ class Clocks:
             if f.get("function") not in TICK_FUNCS or "expires" not in f:
                 continue
             x = int(f["expires"])
+            starts.append(x)
             if cpu in last and x > last[cpu]:
                 steps.append(x - last[cpu])
             last[cpu] = x
         step = mode(steps)
-        if not step:
-            return None
-        hz = round(10 ** 9 / step)
-        return (10 ** 9 + hz // 2) // hz
+        self.tick = tick_ns or (tick_of(round(10 ** 9 / step)) if step else None)
+        self.phase = mode([x % self.tick for x in starts]) if self.tick and starts else None
+        self.jiffy_k = collections.Counter()
 
     def tick_expired(self, ts, now):
-        self.offsets.append((ts, ts - now))
-        while self.offsets and self.offsets[0][0] < ts - 500 * 10 ** 6:
+        off = ts - now
+        while self.offsets and self.offsets[-1][1] >= off:
+            self.offsets.pop()
+        self.offsets.append((ts, off))
+        while self.offsets[0][0] < ts - 500 * 10 ** 6:
             self.offsets.popleft()
+
+    def offset(self):
+        """The trace clock less CLOCK_MONOTONIC, or None before any tick."""
+        # An event is written after its "now" was read: the least
+        # difference is the closest.
+        return self.offsets[0][1] if self.offsets else None
 
     def mono(self, ts):
         """CLOCK_MONOTONIC at trace time TS, or None before any tick."""
-        if not self.offsets:
-            return None
-        # An event is written after its "now" was read: the least
-        # difference is the closest.
-        return ts - min(o for _, o in self.offsets)
+        off = self.offset()
+        return None if off is None else ts - off
 
     def jiffies_seen(self, ts, jiffies):
         m = self.mono(ts)
@@ -156,14 +172,15 @@ def first_events(evs):
     first = {}
     for ts, cpu, e, r in evs:
         if e in ("hrtimer_start", "hrtimer_cancel", "hrtimer_expire_entry", "hrtimer_start_expired"):
-            key = ("hr", fields(r).get("hrtimer"))
+            kind, name = "hr", "hrtimer"
         elif e in ("timer_start", "timer_cancel", "timer_expire_entry"):
-            key = ("wheel", fields(r).get("timer"))
+            kind, name = "wheel", "timer"
         else:
             continue
+        f = fields(r)
+        key = (kind, f.get(name))
         if key in first or key[1] is None:
             continue
-        f = fields(r)
         if e in ("hrtimer_start", "timer_start") and f.get("was_armed", "0") == "0":
             first[key] = ("new",)
         elif e == "hrtimer_expire_entry":
@@ -177,7 +194,7 @@ def first_events(evs):
 
 class CPU:
     def __init__(self):
-        self.hr = {}  # pointer -> expiry (mono, or None: clock not known)
+        self.hr = {}  # pointer -> expiry, in the timer's own clock
         self.wheel = {}  # pointer -> bucket expiry (jiffies)
         self.tick_ptr = None
         self.stopped = None  # tick state, None until the trace shows it
@@ -203,7 +220,7 @@ def rebuild(lines, tick_ns=None, phase=None):
     the events before it still arm timers."""
     evs = parse(lines)
     seen = {e for _, _, e, _ in evs}
-    missing = [e for e in NEEDED if e not in seen]
+    missing = [e for e in NEEDED + OPTIONAL if e not in seen]
     clocks = Clocks(evs, tick_ns)
     first = first_events(evs)
     cpus = collections.defaultdict(CPU)
@@ -224,7 +241,7 @@ def rebuild(lines, tick_ns=None, phase=None):
         _, cpu, expiry, is_tick = v
         if kind == "hr":
             hr_cpu[ptr] = cpu
-            cpus[cpu].hr[ptr] = ("raw", expiry)
+            cpus[cpu].hr[ptr] = expiry
             if is_tick:
                 cpus[cpu].tick_ptr = ptr
         else:
@@ -267,31 +284,26 @@ def rebuild(lines, tick_ns=None, phase=None):
         if ev not in ("cpu_idle", "cpu_idle_miss", "tick_stop", "teo_select", "teo_update") and \
            not c.just_stopped:
             c.last_ts = ts
-        if ev in ("tracing_mark_write", "print") and "teo-phase" in rest.split():
-            words = rest.split()
-            i = words.index("teo-phase")
-            current = words[i + 1] if len(words) > i + 1 else "-"
+        mark = phase_mark(ev, rest)
+        if mark is not None:
+            current = mark
             continue
         if c.woke_open is not None:
-            if ev == "hrtimer_expire_entry" or ev == "local_timer_entry" or \
+            if ev in ("hrtimer_expire_entry", "local_timer_entry") or \
                (ev in WAKE_IRQ and "timer" in rest):
                 c.woke_open.woke = "timer"
-                c.woke_open = None
-            elif ev in WAKE_IRQ and "IPI" in rest:
+            elif ev in WAKE_IPI or (ev in WAKE_IRQ and "IPI" in rest):
                 c.woke_open.woke = "ipi"
-                c.woke_open = None
             elif ev in WAKE_IRQ:
                 c.woke_open.woke = "irq"
-                c.woke_open = None
-            elif ev in WAKE_IPI:
-                c.woke_open.woke = "ipi"
+            if c.woke_open.woke != "unknown":
                 c.woke_open = None
         if ev == "hrtimer_start":
             f = fields(rest)
             ptr = f.get("hrtimer")
             drop_hr(ptr)
             hr_cpu[ptr] = cpu
-            c.hr[ptr] = ("raw", int(f["expires"]))
+            c.hr[ptr] = int(f["expires"])
             if f.get("function") in TICK_FUNCS:
                 c.tick_ptr = ptr
         elif ev in ("hrtimer_cancel", "hrtimer_start_expired"):
@@ -354,19 +366,15 @@ def rebuild(lines, tick_ns=None, phase=None):
             state = int(f.get("state", EXIT_STATE))
             cpu = int(f.get("cpu_id", cpu))
             c = cpus[cpu]
+            run_util(c, ts)
+            if "sched_switch" not in seen:
+                # Without the switches, the CPU runs whenever it is not idle.
+                c.running = state == EXIT_STATE
             if state == EXIT_STATE:
                 if c.entry is not None:
                     close(c, ts, c.entry)
                     c.entry = None
-                if "sched_switch" not in seen:
-                    run_util(c, ts)
-                    c.running = True
                 continue
-            if "sched_switch" not in seen:
-                run_util(c, ts)
-                c.running = False
-            else:
-                run_util(c, ts)
             e = Entry()
             e.cpu, e.ts, e.state, e.phase = cpu, ts, state, current
             e.util = int(round(c.util))
@@ -394,12 +402,13 @@ def rebuild(lines, tick_ns=None, phase=None):
             else:
                 e.why = sleep_length(e, c, now, clocks, hr_mono, wheel_deferrable)
                 if e.why is None:
-                    ends = now + max(e.sleep, 0)
-                    end_mono = clocks.mono(end_ts)
-                    if ends > end_mono:
+                    # In the trace's clock: the timers of unknown expiry
+                    # that ended between now and the next timer.
+                    off = clocks.offset()
+                    ends = now + max(e.sleep, 0) + off
+                    if ends > end_ts:
                         e.why = "next timer after the trace"
-                    elif any(now < clocks.mono(u) < ends for u in unknown
-                             if clocks.mono(u) is not None):
+                    elif any(now + off < u < ends for u in unknown):
                         e.why = "armed before the trace"
             c.just_stopped = False
             c.entry = e
@@ -418,7 +427,7 @@ def sleep_length(e, c, now, clocks, hr_mono, deferrable):
     if c.just_stopped and c.tick_at_stop is not None:
         # The governor saw the tick as it was before it stopped it.
         timers[c.tick_ptr] = c.tick_at_stop
-    for ptr, (_, raw) in timers.items():
+    for ptr, raw in timers.items():
         m = hr_mono(raw)
         if m is None:
             return "clock not known"
@@ -427,15 +436,13 @@ def sleep_length(e, c, now, clocks, hr_mono, deferrable):
         else:
             others = min(others, m)
     wheel = [j for p, j in c.wheel.items() if p not in deferrable]
+    base = clocks.basemono(now)
+    wheel_next = INF
     if wheel:
         w = clocks.jiffy_mono(min(wheel))
         if w is None:
             return "clocks not tied yet"
-        base = clocks.basemono(now)
         wheel_next = max(w, base)
-    else:
-        base = clocks.basemono(now)
-        wheel_next = INF
     # dev->next_event: the first hrtimer, the tick's included, or as the
     # kernel last programmed it.
     next_event = min(tick, others)
