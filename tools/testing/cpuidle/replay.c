@@ -101,7 +101,8 @@ unsigned long arch_scale_cpu_capacity(int cpu)
 /*
  * What a bound (a rule of the harness, not a governor's code) is told at
  * each call: the period (trace line) and how far into it, what is left of
- * it, the time to the next tick, the latency limit and the tick state.
+ * it, when the tick would end it if kept (see kept_tick_cut()), the
+ * latency limit and the tick state.
  */
 struct call {
 	const struct cpuidle_driver *drv;
@@ -254,10 +255,13 @@ struct period {
 	 * next tick and whether the tick was stopped at idle entry (-1: not
 	 * recorded, modeled as in version 1).  With tick_ns recorded the
 	 * line is one governor call, and irq_ns is the measured residency,
-	 * whatever woke the CPU: see replay().
+	 * whatever woke the CPU: see replay().  Version 3 adds whether the
+	 * governor was told that the tick ran (1) or not (0) at the wakeup;
+	 * -1: not recorded.
 	 */
 	s64 tick_ns;
 	int stopped;
+	int woke;
 };
 
 struct trace {
@@ -265,6 +269,19 @@ struct trace {
 	size_t n, cap;
 	int version;
 };
+
+/*
+ * When a kept tick ends the idle time of a call into period @p, the next
+ * tick being @delta_tick_ns away: then, unless the line records whether
+ * the tick ran (version 3); it then ends at the measured residency either
+ * way, and this is S64_MAX.  (Under emulation a tick is often taken long
+ * after it was due: ending the line at the due time would put the wakeup
+ * in another bin than the kernel's.)
+ */
+static s64 kept_tick_cut(const struct period *p, s64 delta_tick_ns)
+{
+	return p->woke >= 0 ? S64_MAX : delta_tick_ns;
+}
 
 static char errbuf[512];
 
@@ -427,15 +444,16 @@ static int parse_table(const char *name, const char *text,
 static int trace_line(void *ctx, const char *name, int line, char *s)
 {
 	struct trace *t = ctx;
-	int i, want = t->version >= 2 ? 9 : 7, n;
+	int i, want = t->version >= 3 ? 10 : t->version == 2 ? 9 : 7, n;
 	struct period *p;
-	s64 v[9];
-	char *w[10];
+	s64 v[10];
+	char *w[11];
 
 	n = split(s, w, want);
 	if (n != want)
-		return fail(name, line, "want %d fields (timer_ns irq_ns util capacity latency_ns cpu busy_ns%s), got %d",
-			    want, want == 9 ? " tick_ns stopped" : "", n);
+		return fail(name, line, "want %d fields (timer_ns irq_ns util capacity latency_ns cpu busy_ns%s%s), got %d",
+			    want, want >= 9 ? " tick_ns stopped" : "",
+			    want == 10 ? " woke" : "", n);
 	for (i = 0; i < want; i++) {
 		s64 dash = i == 1 || i >= 7 ? -1 : i == 4 ? S64_MAX : -2;
 
@@ -447,8 +465,10 @@ static int trace_line(void *ctx, const char *name, int line, char *s)
 		return fail(name, line, "cpu %lld is beyond %d", v[5], SHIM_NR_CPUS - 1);
 	if (v[3] == 0 || v[2] > v[3])
 		return fail(name, line, "utilization must be within a non-zero capacity");
-	if (want == 9 && v[8] > 1)
+	if (want >= 9 && v[8] > 1)
 		return fail(name, line, "stopped must be 0, 1 or -");
+	if (want == 10 && v[9] > 1)
+		return fail(name, line, "woke must be 0, 1 or -");
 
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? 2 * t->cap : 1024;
@@ -464,8 +484,9 @@ static int trace_line(void *ctx, const char *name, int line, char *s)
 		.timer_ns = v[0], .irq_ns = v[1], .util = v[2],
 		.capacity = v[3], .latency_ns = v[4], .cpu = v[5],
 		.busy_ns = v[6],
-		.tick_ns = want == 9 ? v[7] : -1,
-		.stopped = want == 9 ? v[8] : -1,
+		.tick_ns = want >= 9 ? v[7] : -1,
+		.stopped = want >= 9 ? v[8] : -1,
+		.woke = want == 10 ? v[9] : -1,
 	};
 	return 0;
 }
@@ -473,7 +494,7 @@ static int trace_line(void *ctx, const char *name, int line, char *s)
 static int parse_trace(const char *name, const char *text, struct trace *t)
 {
 	memset(t, 0, sizeof(*t));
-	return read_lines(name, text, "teo-trace", 2, &t->version, trace_line, t);
+	return read_lines(name, text, "teo-trace", 3, &t->version, trace_line, t);
 }
 
 /* ---- The replayed core ------------------------------------------------ */
@@ -754,7 +775,8 @@ static int cheapest(const struct cpuidle_driver *drv,
  * Polling states' time limits are left out: they split a segment in a
  * polling state, which costs nothing for a polling state that takes no
  * time to leave.  On a recorded line (trace version 2) a kept tick ends
- * the line, as it ends it for every governor.
+ * the line, as it ends it for every governor: at the recorded tick, or
+ * at the measured residency (version 3, see kept_tick_cut()).
  */
 struct way {
 	double uj;		/* the period's energy */
@@ -787,7 +809,8 @@ static int period_ways(const struct cpuidle_driver *drv,
 		return nw;
 	}
 	WAY(c + e, 0, keep);
-	d0 = recorded ? p->tick_ns : tick - (s64)(start_ns % tick);
+	d0 = recorded ? kept_tick_cut(p, p->tick_ns) :
+			tick - (s64)(start_ns % tick);
 	if (d0 >= t) {
 		WAY(e, S64_MAX, false);
 		return nw;
@@ -1067,8 +1090,9 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			s64 delta_tick = recorded ? p->tick_ns :
 					 cfg->tick_ns - (s64)((now + elapsed) % cfg->tick_ns);
 			s64 idle = natural - elapsed, diff;
+			s64 cut = kept_tick_cut(p, delta_tick);
 			bool stop_tick = true, tick_woke = false;
-			bool poll_woke = false, polls;
+			bool poll_woke = false, polls, measured;
 			int idx, best, sidx = -1;
 			double best_uj;
 
@@ -1085,7 +1109,7 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 				struct call c = {
 					.drv = &drv, .dev = dev, .k = k,
 					.elapsed_ns = elapsed, .idle_ns = idle,
-					.delta_tick_ns = delta_tick, .lat_ns = lat,
+					.delta_tick_ns = cut, .lat_ns = lat,
 					.stopped = stopped, .recorded = recorded,
 				};
 
@@ -1117,25 +1141,34 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			stopped |= stop_tick;
 			polls = drv.states[idx].flags & CPUIDLE_FLAG_POLLING;
 
-			if (!stopped && delta_tick < idle &&
-			    !(polls && cfg->tick_in_poll)) {
-				idle = delta_tick;
+			if (p->woke >= 0) {
+				tick_woke = p->woke;
+			} else if (!stopped && cut < idle &&
+				   !(polls && cfg->tick_in_poll)) {
+				idle = cut;
 				tick_woke = true;
 			}
 			if (polls) {
 				s64 limit = poll_limit(&drv, dev, cfg->tick_ns);
 
+				/* A recorded tick may have run while it polled. */
 				if (limit < idle) {
 					idle = limit;
 					poll_woke = true;
-					tick_woke = false;
+					tick_woke = p->woke > 0;
 				}
 				if (cfg->tick_in_poll)
-					tick_woke = !stopped && delta_tick < idle;
+					tick_woke = p->woke >= 0 ? p->woke :
+						    !stopped && cut < idle;
 			}
 
-			/* A recorded residency has its exit latency in it. */
-			diff = idle + (recorded && !tick_woke && !poll_woke ? 0 :
+			/*
+			 * A recorded residency has its exit latency in it, a
+			 * modeled one a share of it.
+			 */
+			measured = recorded && !poll_woke &&
+				   (!tick_woke || p->woke > 0);
+			diff = idle + (measured ? 0 :
 				       exit_share(&drv.states[idx], cfg));
 			dev->last_residency_ns = diff;
 			dev->poll_time_limit = poll_woke;
@@ -1167,7 +1200,8 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			if (idx < best)
 				r->misfit_ns += diff;
 			elapsed += idle;
-			if (irq && elapsed >= natural) {
+			/* A recorded tick that woke the CPU is no interrupt. */
+			if (irq && elapsed >= natural && !(measured && tick_woke)) {
 				if (cfg->irq_latencies)
 					cfg->irq_latencies[r->irq_wakeups] =
 						drv.states[idx].exit_latency_ns;
@@ -1508,6 +1542,37 @@ static void test_recorded(void)
 	free(t.p);
 }
 
+/*
+ * Version 3's woke field: the tick, kept, is due 100 us into each line, but
+ * the kernel measured 200 us.  Where the line says the tick ran (taken
+ * late, as under emulation) or did not (something else woke the CPU), it
+ * ends at 200 us, and only the latter is an interrupt; where it does not
+ * say ("-"), the tick ends the line at 100 us as in version 2.  One state
+ * that does not poll, so that no polling limit comes first.
+ */
+static void test_woke(void)
+{
+	struct replay_cfg cfg = { .tick_ns = 4 * NSEC_PER_MSEC, .exit_share_pct = 0 };
+	struct cpuidle_driver drv;
+	struct trace t;
+	struct result r;
+
+	must_parse_table("teo-states v1\nWFI 1 1 - 100\n", &drv);
+	if (parse_trace("t", "teo-trace v3\n"
+			"10000000 200000 0 1024 - 0 0 100000 0 1\n"
+			"10000000 200000 0 1024 - 0 0 100000 0 0\n"
+			"10000000 200000 0 1024 - 0 0 100000 0 -\n", &t)) {
+		check(false, "woke field parses: %s", errbuf);
+		return;
+	}
+	replay(&drv, &t, find_gov("teo-7.3"), &cfg, &r);
+	check(r.wakeups == 3 && r.residency_ns[0] == 200000 + 200000 + 100000 &&
+	      r.irq_wakeups == 1,
+	      "recorded tick wakeups: %llu wakeups, %lld ns idle, %llu interrupts (want 3, 0.5 ms, 1)",
+	      r.wakeups, r.residency_ns[0], r.irq_wakeups);
+	free(t.p);
+}
+
 /* @text must fail to parse, with @want in the message. */
 static void trace_rejected(const char *text, const char *want, const char *what)
 {
@@ -1524,7 +1589,11 @@ static void test_formats(void)
 
 	trace_rejected("teo-trace v1\n100 - 0 1024 - 0 0\n1 2 x 1024 - 0 0\n", "t:3:",
 		       "trace with a bad 3rd line is rejected");
-	trace_rejected("teo-trace v3\n", "t:1:", "trace of an unknown version is rejected");
+	trace_rejected("teo-trace v4\n", "t:1:", "trace of an unknown version is rejected");
+	trace_rejected("teo-trace v3\n100 - 0 1024 - 0 0 50 0\n", "want 10 fields",
+		       "version 3 wants the woke field");
+	trace_rejected("teo-trace v3\n100 - 0 1024 - 0 0 50 0 2\n", "woke must be",
+		       "version 3's woke is 0, 1 or -");
 	trace_rejected("teo-trace v2\n100 - 0 1024 - 0 0\n", "want 9 fields",
 		       "version 2 wants the tick fields");
 	trace_rejected("teo-trace v2\n100 - 0 1024 - 0 0 50 2\n", "stopped must be",
@@ -1937,6 +2006,7 @@ static int self_test(long fuzz_iterations)
 	test_formats();
 	test_many_cpus();
 	test_recorded();
+	test_woke();
 	test_disabled_states();
 	if (fuzz_iterations) {
 		struct fuzz_stats st;
