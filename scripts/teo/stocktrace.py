@@ -56,7 +56,7 @@ class Entry:
     """One idle entry: the kernel's state and what the governor was told."""
 
     __slots__ = ("cpu", "ts", "state", "residency", "sleep", "delta_tick", "tick_stopped",
-                 "stop_tick", "util", "woke", "why", "phase")
+                 "stop_tick", "util", "woke", "got_tick", "why", "phase")
 
 
 def parse(lines):
@@ -204,6 +204,9 @@ class CPU:
         self.util = 0.0
         self.util_ts = None
         self.woke_open = None  # the entry whose waker is not known yet
+        # The entry a run of the tick counts for (tick_nohz_idle_got_tick()):
+        # the last one, until the CPU leaves the idle loop.
+        self.tick_open = None
         self.rcu = 0  # RCU callbacks queued
         self.last_ts = None  # the last event before the governor ran
         self.prev_ts = None  # the previous idle entry's time stamp
@@ -313,6 +316,8 @@ def rebuild(lines, tick_ns=None, phase=None):
             now = int(f["now"])
             if f.get("function") in TICK_FUNCS:
                 clocks.tick_expired(ts, now)
+                if c.tick_open is not None:
+                    c.tick_open.got_tick = True
             elif now >= WALL_NS and clocks.mono(ts) is not None:
                 wall_off = now - clocks.mono(ts)
             drop_hr(f.get("hrtimer"))
@@ -361,6 +366,7 @@ def rebuild(lines, tick_ns=None, phase=None):
                 # The idle loop ends: tick_nohz_idle_exit() restarts the tick.
                 c.stopped = False
                 c.just_stopped = False
+                c.tick_open = None
         elif ev == "cpu_idle":
             f = fields(rest)
             state = int(f.get("state", EXIT_STATE))
@@ -379,6 +385,7 @@ def rebuild(lines, tick_ns=None, phase=None):
             e.cpu, e.ts, e.state, e.phase = cpu, ts, state, current
             e.util = int(round(c.util))
             e.woke = "unknown"
+            e.got_tick = False
             e.why = None
             e.stop_tick = bool(c.stopped)
             e.tick_stopped = bool(c.stopped) and not c.just_stopped
@@ -415,6 +422,7 @@ def rebuild(lines, tick_ns=None, phase=None):
             # What woke it: the first interrupt after the entry (on x86
             # inside the idle state, on arm64 after the exit).
             c.woke_open = e
+            c.tick_open = e
     return entries, left, missing, clocks
 
 
