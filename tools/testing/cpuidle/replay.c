@@ -1504,6 +1504,28 @@ static void test_periodic(void)
 }
 
 /*
+ * Replay the trace @text on @drv through governor @gov into *@r.  If it does
+ * not parse or replay, a failed check named @what says so, and false.
+ */
+static bool replay_text(const struct cpuidle_driver *drv, const char *text,
+			const char *gov, const struct replay_cfg *cfg,
+			struct result *r, const char *what)
+{
+	struct trace t;
+	int ret;
+
+	if (parse_trace("t", text, &t)) {
+		check(false, "%s: the trace does not parse: %s", what, errbuf);
+		return false;
+	}
+	ret = replay(drv, &t, find_gov(gov), cfg, r);
+	free(t.p);
+	if (ret)
+		check(false, "%s: the replay failed", what);
+	return !ret;
+}
+
+/*
  * Recorded entries (trace version 2): one governor call per line, the tick
  * as recorded.  On a table of one polling state (the tick always kept,
  * a polling limit of a sixteenth of a tick): a recorded tick 100 us into
@@ -1517,29 +1539,26 @@ static void test_recorded(void)
 	struct replay_cfg cfg = { .tick_ns = 4 * NSEC_PER_MSEC, .exit_share_pct = 0 };
 	unsigned int calls[4] = {};
 	struct cpuidle_driver drv;
-	struct trace t;
 	struct result r;
 	unsigned int k;
+	bool ok;
 
 	must_parse_table("teo-states v1\nPOLL 0 0 poll 3000\n", &drv);
-	if (parse_trace("t", "teo-trace v2\n"
-			"10000000 - 0 1024 - 0 0 100000 0\n"
-			"10000000 - 0 1024 - 0 0 100000 1\n"
-			"10000000 - 0 1024 - 0 0 - -\n", &t)) {
-		check(false, "recorded entries parse: %s", errbuf);
-		return;
-	}
 	cfg.decisions = tmpfile();
-	replay(&drv, &t, find_gov("shallowest"), &cfg, &r);
+	ok = replay_text(&drv, "teo-trace v2\n"
+			 "10000000 - 0 1024 - 0 0 100000 0\n"
+			 "10000000 - 0 1024 - 0 0 100000 1\n"
+			 "10000000 - 0 1024 - 0 0 - -\n",
+			 "shallowest", &cfg, &r, "recorded entries");
 	rewind(cfg.decisions);
 	while (fscanf(cfg.decisions, "%u %*u %*d %*d %*d", &k) == 1)
 		calls[min(k, 3U)]++;
 	fclose(cfg.decisions);
-	check(calls[1] == 1 && calls[2] == 1 && calls[3] > 1 &&
-	      r.residency_ns[0] == 100000 + 250000 + 10000000,
-	      "recorded entries: calls per line %u, %u, %u (want 1, 1, more), %lld ns idle (want 10.35 ms)",
-	      calls[1], calls[2], calls[3], r.residency_ns[0]);
-	free(t.p);
+	if (ok)
+		check(calls[1] == 1 && calls[2] == 1 && calls[3] > 1 &&
+		      r.residency_ns[0] == 100000 + 250000 + 10000000,
+		      "recorded entries: calls per line %u, %u, %u (want 1, 1, more), %lld ns idle (want 10.35 ms)",
+		      calls[1], calls[2], calls[3], r.residency_ns[0]);
 }
 
 /*
@@ -1554,23 +1573,19 @@ static void test_woke(void)
 {
 	struct replay_cfg cfg = { .tick_ns = 4 * NSEC_PER_MSEC, .exit_share_pct = 0 };
 	struct cpuidle_driver drv;
-	struct trace t;
 	struct result r;
 
 	must_parse_table("teo-states v1\nWFI 1 1 - 100\n", &drv);
-	if (parse_trace("t", "teo-trace v3\n"
-			"10000000 200000 0 1024 - 0 0 100000 0 1\n"
-			"10000000 200000 0 1024 - 0 0 100000 0 0\n"
-			"10000000 200000 0 1024 - 0 0 100000 0 -\n", &t)) {
-		check(false, "woke field parses: %s", errbuf);
+	if (!replay_text(&drv, "teo-trace v3\n"
+			 "10000000 200000 0 1024 - 0 0 100000 0 1\n"
+			 "10000000 200000 0 1024 - 0 0 100000 0 0\n"
+			 "10000000 200000 0 1024 - 0 0 100000 0 -\n",
+			 "teo-7.3", &cfg, &r, "recorded tick wakeups"))
 		return;
-	}
-	replay(&drv, &t, find_gov("teo-7.3"), &cfg, &r);
 	check(r.wakeups == 3 && r.residency_ns[0] == 200000 + 200000 + 100000 &&
 	      r.irq_wakeups == 1,
 	      "recorded tick wakeups: %llu wakeups, %lld ns idle, %llu interrupts (want 3, 0.5 ms, 1)",
 	      r.wakeups, r.residency_ns[0], r.irq_wakeups);
-	free(t.p);
 }
 
 /* @text must fail to parse, with @want in the message. */
