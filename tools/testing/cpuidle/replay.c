@@ -110,7 +110,7 @@ struct call {
 	size_t k;
 	s64 elapsed_ns;
 	s64 idle_ns;
-	s64 delta_tick_ns;
+	s64 tick_cut_ns;
 	s64 lat_ns;
 	bool stopped;
 	bool recorded;
@@ -960,12 +960,12 @@ static double make_plan(const struct cpuidle_driver *drv,
 static int oracle(const struct call *c, bool *stop_tick)
 {
 	bool stop = !c->stopped && c->elapsed_ns >= plan.stop_at[c->k];
-	bool cut = !c->stopped && !stop && c->delta_tick_ns < c->idle_ns;
+	bool cut = !c->stopped && !stop && c->tick_cut_ns < c->idle_ns;
 	double uj;
 
 	*stop_tick = c->stopped || stop;
 	return cheapest(c->drv, c->dev, plan.cost, plan.cfg, c->lat_ns,
-			cut ? c->delta_tick_ns : c->idle_ns, cut || !c->recorded,
+			cut ? c->tick_cut_ns : c->idle_ns, cut || !c->recorded,
 			&uj);
 }
 
@@ -1109,7 +1109,7 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 				struct call c = {
 					.drv = &drv, .dev = dev, .k = k,
 					.elapsed_ns = elapsed, .idle_ns = idle,
-					.delta_tick_ns = cut, .lat_ns = lat,
+					.tick_cut_ns = cut, .lat_ns = lat,
 					.stopped = stopped, .recorded = recorded,
 				};
 
