@@ -238,6 +238,12 @@ def replay_cell(key, trace, govs, timed):
         cmd += ["--latency-limit", str(lim)]
     if not timed:
         cmd.append("--no-cost")
+    return replay_rows(cmd)
+
+
+def replay_rows(cmd):
+    """Run cpuidle-replay --csv (@cmd) and return {governor: row}, a row's
+    figures as numbers and its residency shares by state name."""
     rows = {}
     for r in csv.DictReader(io.StringIO(run(cmd))):
         row = {k: (r[k] if k == "governor" else float(r[k])) for k in r
