@@ -257,11 +257,14 @@ struct period {
 	 * line is one governor call, and irq_ns is the measured residency,
 	 * whatever woke the CPU: see replay().  Version 3 adds whether the
 	 * governor was told that the tick ran (1) or not (0) at the wakeup;
-	 * -1: not recorded.
+	 * -1: not recorded.  Version 4 adds, for a polling state, whether its
+	 * time limit ended the entry (1) or not (0); -1: not recorded (the
+	 * limit ends the entry if it comes first).
 	 */
 	s64 tick_ns;
 	int stopped;
 	int woke;
+	int limit;
 };
 
 struct trace {
@@ -444,16 +447,17 @@ static int parse_table(const char *name, const char *text,
 static int trace_line(void *ctx, const char *name, int line, char *s)
 {
 	struct trace *t = ctx;
-	int i, want = t->version >= 3 ? 10 : t->version == 2 ? 9 : 7, n;
+	int i, n, want = t->version >= 4 ? 11 : t->version == 3 ? 10 :
+			 t->version == 2 ? 9 : 7;
 	struct period *p;
-	s64 v[10];
-	char *w[11];
+	s64 v[11];
+	char *w[12];
 
 	n = split(s, w, want);
 	if (n != want)
-		return fail(name, line, "want %d fields (timer_ns irq_ns util capacity latency_ns cpu busy_ns%s%s), got %d",
+		return fail(name, line, "want %d fields (timer_ns irq_ns util capacity latency_ns cpu busy_ns%s%s%s), got %d",
 			    want, want >= 9 ? " tick_ns stopped" : "",
-			    want == 10 ? " woke" : "", n);
+			    want >= 10 ? " woke" : "", want == 11 ? " limit" : "", n);
 	for (i = 0; i < want; i++) {
 		s64 dash = i == 1 || i >= 7 ? -1 : i == 4 ? S64_MAX : -2;
 
@@ -467,8 +471,10 @@ static int trace_line(void *ctx, const char *name, int line, char *s)
 		return fail(name, line, "utilization must be within a non-zero capacity");
 	if (want >= 9 && v[8] > 1)
 		return fail(name, line, "stopped must be 0, 1 or -");
-	if (want == 10 && v[9] > 1)
+	if (want >= 10 && v[9] > 1)
 		return fail(name, line, "woke must be 0, 1 or -");
+	if (want == 11 && v[10] > 1)
+		return fail(name, line, "limit must be 0, 1 or -");
 
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? 2 * t->cap : 1024;
@@ -486,7 +492,8 @@ static int trace_line(void *ctx, const char *name, int line, char *s)
 		.busy_ns = v[6],
 		.tick_ns = want >= 9 ? v[7] : -1,
 		.stopped = want >= 9 ? v[8] : -1,
-		.woke = want == 10 ? v[9] : -1,
+		.woke = want >= 10 ? v[9] : -1,
+		.limit = want == 11 ? v[10] : -1,
 	};
 	return 0;
 }
@@ -494,7 +501,7 @@ static int trace_line(void *ctx, const char *name, int line, char *s)
 static int parse_trace(const char *name, const char *text, struct trace *t)
 {
 	memset(t, 0, sizeof(*t));
-	return read_lines(name, text, "teo-trace", 3, &t->version, trace_line, t);
+	return read_lines(name, text, "teo-trace", 4, &t->version, trace_line, t);
 }
 
 /* ---- The replayed core ------------------------------------------------ */
@@ -1151,9 +1158,16 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			if (polls) {
 				s64 limit = poll_limit(&drv, dev, cfg->tick_ns);
 
-				/* A recorded tick may have run while it polled. */
-				if (limit < idle) {
-					idle = limit;
+				/*
+				 * A recorded tick may have run while it polled;
+				 * a recorded limit (version 4) ended the entry,
+				 * at the recorded residency, or did not, even
+				 * past it (the polling loop reads the clock
+				 * only now and then).
+				 */
+				if (p->limit >= 0 ? p->limit : limit < idle) {
+					if (p->limit < 0 || p->woke < 0)
+						idle = min(idle, limit);
 					poll_woke = true;
 					tick_woke = p->woke > 0;
 				}
@@ -1200,8 +1214,12 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			if (idx < best)
 				r->misfit_ns += diff;
 			elapsed += idle;
-			/* A recorded tick that woke the CPU is no interrupt. */
-			if (irq && elapsed >= natural && !(measured && tick_woke)) {
+			/*
+			 * A recorded tick that woke the CPU is no interrupt,
+			 * nor is a polling limit recorded past the wakeup.
+			 */
+			if (irq && elapsed >= natural && !(measured && tick_woke) &&
+			    !poll_woke) {
 				if (cfg->irq_latencies)
 					cfg->irq_latencies[r->irq_wakeups] =
 						drv.states[idx].exit_latency_ns;
@@ -1588,6 +1606,33 @@ static void test_woke(void)
 	      r.wakeups, r.residency_ns[0], r.irq_wakeups);
 }
 
+/*
+ * Version 4's limit field: one polling state, its limit 250 us (TICK_NSEC /
+ * 16 at HZ=250), the tick kept and not run, and the kernel measured 300 us.
+ * Where the line says the limit did not end the entry (the polling loop
+ * read the clock late), it ends at 300 us on an interrupt; where it says
+ * the limit did, at 300 us without one, the governor told so; where it
+ * does not say ("-"), the limit ends it at 250 us as in version 3.
+ */
+static void test_limit(void)
+{
+	struct replay_cfg cfg = { .tick_ns = 4 * NSEC_PER_MSEC, .exit_share_pct = 0 };
+	struct cpuidle_driver drv;
+	struct result r;
+
+	must_parse_table("teo-states v1\nPOLL 0 0 poll 100\n", &drv);
+	if (!replay_text(&drv, "teo-trace v4\n"
+			 "10000000 300000 0 1024 - 0 0 1000000 0 0 0\n"
+			 "10000000 300000 0 1024 - 0 0 1000000 0 0 1\n"
+			 "10000000 300000 0 1024 - 0 0 1000000 0 0 -\n",
+			 "teo-7.3", &cfg, &r, "recorded polling limits"))
+		return;
+	check(r.wakeups == 3 && r.residency_ns[0] == 300000 + 300000 + 250000 &&
+	      r.irq_wakeups == 1,
+	      "recorded polling limits: %llu wakeups, %lld ns idle, %llu interrupts (want 3, 0.85 ms, 1)",
+	      r.wakeups, r.residency_ns[0], r.irq_wakeups);
+}
+
 /* @text must fail to parse, with @want in the message. */
 static void trace_rejected(const char *text, const char *want, const char *what)
 {
@@ -1604,7 +1649,11 @@ static void test_formats(void)
 
 	trace_rejected("teo-trace v1\n100 - 0 1024 - 0 0\n1 2 x 1024 - 0 0\n", "t:3:",
 		       "trace with a bad 3rd line is rejected");
-	trace_rejected("teo-trace v4\n", "t:1:", "trace of an unknown version is rejected");
+	trace_rejected("teo-trace v5\n", "t:1:", "trace of an unknown version is rejected");
+	trace_rejected("teo-trace v4\n100 - 0 1024 - 0 0 50 0 0\n", "want 11 fields",
+		       "version 4 wants the limit field");
+	trace_rejected("teo-trace v4\n100 - 0 1024 - 0 0 50 0 0 2\n", "limit must be",
+		       "version 4's limit is 0, 1 or -");
 	trace_rejected("teo-trace v3\n100 - 0 1024 - 0 0 50 0\n", "want 10 fields",
 		       "version 3 wants the woke field");
 	trace_rejected("teo-trace v3\n100 - 0 1024 - 0 0 50 0 2\n", "woke must be",
@@ -2022,6 +2071,7 @@ static int self_test(long fuzz_iterations)
 	test_many_cpus();
 	test_recorded();
 	test_woke();
+	test_limit();
 	test_disabled_states();
 	if (fuzz_iterations) {
 		struct fuzz_stats st;
