@@ -1580,6 +1580,25 @@ static void test_recorded(void)
 }
 
 /*
+ * Replay @trace, three one-state lines recorded at HZ=250, on @table: @what
+ * passes with 3 wakeups, @want_ns of idle time and one interrupt.
+ */
+static void three_recorded(const char *table, const char *trace,
+			   const char *what, s64 want_ns)
+{
+	struct replay_cfg cfg = { .tick_ns = 4 * NSEC_PER_MSEC, .exit_share_pct = 0 };
+	struct cpuidle_driver drv;
+	struct result r;
+
+	must_parse_table(table, &drv);
+	if (!replay_text(&drv, trace, "teo-7.3", &cfg, &r, what))
+		return;
+	check(r.wakeups == 3 && r.residency_ns[0] == want_ns && r.irq_wakeups == 1,
+	      "%s: %llu wakeups, %lld ns idle, %llu interrupts (want 3, %lld ns, 1)",
+	      what, r.wakeups, r.residency_ns[0], r.irq_wakeups, want_ns);
+}
+
+/*
  * Version 3's woke field: the tick, kept, is due 100 us into each line, but
  * the kernel measured 200 us.  Where the line says the tick ran (taken
  * late, as under emulation) or did not (something else woke the CPU), it
@@ -1589,21 +1608,11 @@ static void test_recorded(void)
  */
 static void test_woke(void)
 {
-	struct replay_cfg cfg = { .tick_ns = 4 * NSEC_PER_MSEC, .exit_share_pct = 0 };
-	struct cpuidle_driver drv;
-	struct result r;
-
-	must_parse_table("teo-states v1\nWFI 1 1 - 100\n", &drv);
-	if (!replay_text(&drv, "teo-trace v3\n"
-			 "10000000 200000 0 1024 - 0 0 100000 0 1\n"
-			 "10000000 200000 0 1024 - 0 0 100000 0 0\n"
-			 "10000000 200000 0 1024 - 0 0 100000 0 -\n",
-			 "teo-7.3", &cfg, &r, "recorded tick wakeups"))
-		return;
-	check(r.wakeups == 3 && r.residency_ns[0] == 200000 + 200000 + 100000 &&
-	      r.irq_wakeups == 1,
-	      "recorded tick wakeups: %llu wakeups, %lld ns idle, %llu interrupts (want 3, 0.5 ms, 1)",
-	      r.wakeups, r.residency_ns[0], r.irq_wakeups);
+	three_recorded("teo-states v1\nWFI 1 1 - 100\n", "teo-trace v3\n"
+		       "10000000 200000 0 1024 - 0 0 100000 0 1\n"
+		       "10000000 200000 0 1024 - 0 0 100000 0 0\n"
+		       "10000000 200000 0 1024 - 0 0 100000 0 -\n",
+		       "recorded tick wakeups", 200000 + 200000 + 100000);
 }
 
 /*
@@ -1616,21 +1625,11 @@ static void test_woke(void)
  */
 static void test_limit(void)
 {
-	struct replay_cfg cfg = { .tick_ns = 4 * NSEC_PER_MSEC, .exit_share_pct = 0 };
-	struct cpuidle_driver drv;
-	struct result r;
-
-	must_parse_table("teo-states v1\nPOLL 0 0 poll 100\n", &drv);
-	if (!replay_text(&drv, "teo-trace v4\n"
-			 "10000000 300000 0 1024 - 0 0 1000000 0 0 0\n"
-			 "10000000 300000 0 1024 - 0 0 1000000 0 0 1\n"
-			 "10000000 300000 0 1024 - 0 0 1000000 0 0 -\n",
-			 "teo-7.3", &cfg, &r, "recorded polling limits"))
-		return;
-	check(r.wakeups == 3 && r.residency_ns[0] == 300000 + 300000 + 250000 &&
-	      r.irq_wakeups == 1,
-	      "recorded polling limits: %llu wakeups, %lld ns idle, %llu interrupts (want 3, 0.85 ms, 1)",
-	      r.wakeups, r.residency_ns[0], r.irq_wakeups);
+	three_recorded("teo-states v1\nPOLL 0 0 poll 100\n", "teo-trace v4\n"
+		       "10000000 300000 0 1024 - 0 0 1000000 0 0 0\n"
+		       "10000000 300000 0 1024 - 0 0 1000000 0 0 1\n"
+		       "10000000 300000 0 1024 - 0 0 1000000 0 0 -\n",
+		       "recorded polling limits", 300000 + 300000 + 250000);
 }
 
 /* @text must fail to parse, with @want in the message. */
