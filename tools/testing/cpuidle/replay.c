@@ -444,37 +444,51 @@ static int parse_table(const char *name, const char *text,
 	return 0;
 }
 
+/*
+ * A trace line's fields in order: version N has the first trace_fields[N];
+ * those from TRACE_FLAGS on are 0, 1 or "-", and a field that a version
+ * does not have reads as "-" (-1).
+ */
+static const char *const trace_field_names[] = {
+	"timer_ns", "irq_ns", "util", "capacity", "latency_ns", "cpu", "busy_ns",
+	"tick_ns", "stopped", "woke", "limit",
+};
+static const int trace_fields[] = { 0, 7, 9, 10, 11 };
+#define TRACE_FLAGS	8
+
 static int trace_line(void *ctx, const char *name, int line, char *s)
 {
 	struct trace *t = ctx;
-	int i, n, want = t->version >= 4 ? 11 : t->version == 3 ? 10 :
-			 t->version == 2 ? 9 : 7;
+	int i, n, want = trace_fields[t->version];
+	char *w[ARRAY_SIZE(trace_field_names) + 1];
+	s64 v[ARRAY_SIZE(trace_field_names)];
 	struct period *p;
-	s64 v[11];
-	char *w[12];
 
 	n = split(s, w, want);
-	if (n != want)
-		return fail(name, line, "want %d fields (timer_ns irq_ns util capacity latency_ns cpu busy_ns%s%s%s), got %d",
-			    want, want >= 9 ? " tick_ns stopped" : "",
-			    want >= 10 ? " woke" : "", want == 11 ? " limit" : "", n);
-	for (i = 0; i < want; i++) {
+	if (n != want) {
+		char list[128] = "";
+
+		for (i = 0; i < want; i++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list),
+				 "%s%s", i ? " " : "", trace_field_names[i]);
+		return fail(name, line, "want %d fields (%s), got %d", want, list, n);
+	}
+	for (i = 0; i < (int)ARRAY_SIZE(v); i++) {
 		s64 dash = i == 1 || i >= 7 ? -1 : i == 4 ? S64_MAX : -2;
 
-		if (!parse_num(w[i], dash, &v[i]))
+		if (i >= want)
+			v[i] = -1;
+		else if (!parse_num(w[i], dash, &v[i]))
 			return fail(name, line, "field %d (\"%s\") is not a whole number%s",
 				    i + 1, w[i], dash != -2 ? " or -" : "");
+		else if (i >= TRACE_FLAGS && v[i] > 1)
+			return fail(name, line, "%s must be 0, 1 or -",
+				    trace_field_names[i]);
 	}
 	if (v[5] >= SHIM_NR_CPUS)
 		return fail(name, line, "cpu %lld is beyond %d", v[5], SHIM_NR_CPUS - 1);
 	if (v[3] == 0 || v[2] > v[3])
 		return fail(name, line, "utilization must be within a non-zero capacity");
-	if (want >= 9 && v[8] > 1)
-		return fail(name, line, "stopped must be 0, 1 or -");
-	if (want >= 10 && v[9] > 1)
-		return fail(name, line, "woke must be 0, 1 or -");
-	if (want == 11 && v[10] > 1)
-		return fail(name, line, "limit must be 0, 1 or -");
 
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? 2 * t->cap : 1024;
@@ -490,10 +504,7 @@ static int trace_line(void *ctx, const char *name, int line, char *s)
 		.timer_ns = v[0], .irq_ns = v[1], .util = v[2],
 		.capacity = v[3], .latency_ns = v[4], .cpu = v[5],
 		.busy_ns = v[6],
-		.tick_ns = want >= 9 ? v[7] : -1,
-		.stopped = want >= 9 ? v[8] : -1,
-		.woke = want >= 10 ? v[9] : -1,
-		.limit = want == 11 ? v[10] : -1,
+		.tick_ns = v[7], .stopped = v[8], .woke = v[9], .limit = v[10],
 	};
 	return 0;
 }
@@ -501,7 +512,8 @@ static int trace_line(void *ctx, const char *name, int line, char *s)
 static int parse_trace(const char *name, const char *text, struct trace *t)
 {
 	memset(t, 0, sizeof(*t));
-	return read_lines(name, text, "teo-trace", 4, &t->version, trace_line, t);
+	return read_lines(name, text, "teo-trace", ARRAY_SIZE(trace_fields) - 1,
+			  &t->version, trace_line, t);
 }
 
 /* ---- The replayed core ------------------------------------------------ */
@@ -1156,7 +1168,7 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 				tick_woke = true;
 			}
 			if (polls) {
-				s64 limit = poll_limit(&drv, dev, cfg->tick_ns);
+				s64 poll_ns = poll_limit(&drv, dev, cfg->tick_ns);
 
 				/*
 				 * A recorded tick may have run while it polled;
@@ -1165,9 +1177,9 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 				 * past it (the polling loop reads the clock
 				 * only now and then).
 				 */
-				if (p->limit >= 0 ? p->limit : limit < idle) {
+				if (p->limit >= 0 ? p->limit : poll_ns < idle) {
 					if (p->limit < 0 || p->woke < 0)
-						idle = min(idle, limit);
+						idle = min(idle, poll_ns);
 					poll_woke = true;
 					tick_woke = p->woke > 0;
 				}
@@ -1304,6 +1316,7 @@ static void add(struct trace *t, s64 timer, s64 irq, s64 busy)
 		snprintf(irq_s, sizeof(irq_s), "%lld", irq);
 	snprintf(line, sizeof(line), "%lld %s 0 1024 - 0 %lld",
 		 timer, irq_s, busy);
+	t->version = 1;	/* a generated trace's lines are version 1's */
 	if (trace_line(t, "generated", (int)t->n + 1, line)) {
 		fprintf(stderr, "cpuidle-replay: %s\n", errbuf);
 		exit(2);
