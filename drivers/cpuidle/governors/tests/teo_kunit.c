@@ -1108,6 +1108,37 @@ static void teo_test_late_after_early_run(struct kunit *test)
 }
 
 /*
+ * 60 Hz frames on POWER's two states, the CPU not utilized: the GPU
+ * interrupts after 500 us fall into CEDE's bin, the deepest, so none of
+ * the wakeups is early, but as intercepts within the tick period, three
+ * quarters of the wakeups, they would keep the tick for CEDE.  Once the
+ * pattern has seen its run 32 times and never an early wakeup after it,
+ * the tick is stopped for CEDE: for the wait for the next frame's timer,
+ * 12 ms away, in every one of the last 20 frames.
+ */
+static void teo_test_late_stops_tick(struct kunit *test)
+{
+	struct teo_fake *f = teo_fake_new(test, &power);
+	int frame, i, idx, waits = 0;
+	bool stop;
+
+	for (frame = 0; frame < 60; frame++) {
+		f->sleep_length_ns = MS(16);
+		for (i = 0; i < 3; i++) {
+			idx = teo_fake_select(test, f, NULL);
+			teo_fake_wake(f, idx, US(500), false, false);
+		}
+		f->sleep_length_ns = MS(12);
+		idx = teo_fake_select(test, f, &stop);
+		waits += frame >= 40 && idx == 1 && stop;
+		teo_fake_wake(f, idx, MS(12) + US(100), false, false);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, waits, 20,
+			    "the wait for the timer got CEDE, tick stopped, in %d of the last 20 frames",
+			    waits);
+}
+
+/*
  * A wakeup by the polling time limit is consumed by the next selection and
  * counts as a long idle period: POLL left at its limit again and again does
  * not make the governor expect short idle periods, which the same
@@ -1334,6 +1365,7 @@ static struct kunit_case teo_test_cases[] = {
 	KUNIT_CASE(teo_test_util_not_utilized),
 	KUNIT_CASE(teo_test_util_never_polls),
 	KUNIT_CASE(teo_test_late_after_early_run),
+	KUNIT_CASE(teo_test_late_stops_tick),
 	KUNIT_CASE(teo_test_poll_limit),
 	KUNIT_CASE(teo_test_disabled_in_between),
 	KUNIT_CASE(teo_test_reenable),
