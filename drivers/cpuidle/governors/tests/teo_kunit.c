@@ -1074,6 +1074,35 @@ static void teo_test_util_never_polls(struct kunit *test)
 }
 
 /*
+ * 60 frames on @f: three waits for the GPU, each ended by its interrupt
+ * after @gpu_ns with the frame's timer 16 ms away, then the wait for the
+ * next frame's timer, 12 ms away.  Returns how often in the last 20 frames
+ * the timer's wait got @deepest with the tick stopped; *@shallower counts
+ * the GPU waits of those frames that got a state shallower than @deepest.
+ */
+static int teo_fake_frames(struct kunit *test, struct teo_fake *f,
+			   s64 gpu_ns, int deepest, int *shallower)
+{
+	int frame, i, idx, waits = 0;
+	bool stop;
+
+	*shallower = 0;
+	for (frame = 0; frame < 60; frame++) {
+		f->sleep_length_ns = MS(16);
+		for (i = 0; i < 3; i++) {
+			idx = teo_fake_select(test, f, NULL);
+			*shallower += frame >= 40 && idx < deepest;
+			teo_fake_wake(f, idx, gpu_ns, false, false);
+		}
+		f->sleep_length_ns = MS(12);
+		idx = teo_fake_select(test, f, &stop);
+		waits += frame >= 40 && idx == deepest && stop;
+		teo_fake_wake(f, idx, MS(12) + US(100), false, false);
+	}
+	return waits;
+}
+
+/*
  * 60 Hz frames on a CPU that is not utilized: three early wakeups (GPU
  * interrupts after 200 us), then the wait for the next frame's timer,
  * 12 ms away.  The intercepts are three quarters of the wakeups, so the
@@ -1084,21 +1113,8 @@ static void teo_test_util_never_polls(struct kunit *test)
 static void teo_test_late_after_early_run(struct kunit *test)
 {
 	struct teo_fake *f = teo_fake_new(test, &x86);
-	int frame, i, idx, waits = 0, early = 0;
-	bool stop;
+	int early, waits = teo_fake_frames(test, f, US(200), 3, &early);
 
-	for (frame = 0; frame < 60; frame++) {
-		f->sleep_length_ns = MS(16);
-		for (i = 0; i < 3; i++) {
-			idx = teo_fake_select(test, f, NULL);
-			early += frame >= 40 && idx < 3;
-			teo_fake_wake(f, idx, US(200), false, false);
-		}
-		f->sleep_length_ns = MS(12);
-		idx = teo_fake_select(test, f, &stop);
-		waits += frame >= 40 && idx == 3 && stop;
-		teo_fake_wake(f, idx, MS(12) + US(100), false, false);
-	}
 	KUNIT_EXPECT_EQ_MSG(test, waits, 20,
 			    "the wait for the timer got C3, tick stopped, in %d of the last 20 frames",
 			    waits);
@@ -1119,23 +1135,13 @@ static void teo_test_late_after_early_run(struct kunit *test)
 static void teo_test_late_stops_tick(struct kunit *test)
 {
 	struct teo_fake *f = teo_fake_new(test, &power);
-	int frame, i, idx, waits = 0;
-	bool stop;
+	int snooze, waits = teo_fake_frames(test, f, US(500), 1, &snooze);
 
-	for (frame = 0; frame < 60; frame++) {
-		f->sleep_length_ns = MS(16);
-		for (i = 0; i < 3; i++) {
-			idx = teo_fake_select(test, f, NULL);
-			teo_fake_wake(f, idx, US(500), false, false);
-		}
-		f->sleep_length_ns = MS(12);
-		idx = teo_fake_select(test, f, &stop);
-		waits += frame >= 40 && idx == 1 && stop;
-		teo_fake_wake(f, idx, MS(12) + US(100), false, false);
-	}
 	KUNIT_EXPECT_EQ_MSG(test, waits, 20,
 			    "the wait for the timer got CEDE, tick stopped, in %d of the last 20 frames",
 			    waits);
+	KUNIT_EXPECT_EQ_MSG(test, snooze, 0,
+			    "the GPU waits got snooze in %d of 60", snooze);
 }
 
 /*
