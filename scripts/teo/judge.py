@@ -71,8 +71,9 @@ DEEP_FLOOR = 0.1
 # in it), and the model's column in cpuidle-replay's CSV.
 ORACLES = {"default": ("oracle", "energy_mj"), "table": ("oracle-table", "energy_table_mj")}
 # Beside the series: mainline's other governors, ours with utilization
-# awareness off, and the two oracles.
-OTHERS = ["menu-7.3", "teo-6.12", "menu-6.12", "teo-noutil"] + [o for o, _ in ORACLES.values()]
+# read as 0 and as the CPU's capacity, and the two oracles.
+OTHERS = ["menu-7.3", "teo-6.12", "menu-6.12", "teo-noutil", "teo-fullutil"] + \
+    [o for o, _ in ORACLES.values()]
 
 
 def die(msg):
