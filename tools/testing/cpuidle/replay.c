@@ -2227,9 +2227,14 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		"teo", "teo-noutil", "teo-fullutil", "teo-7.3", "menu-7.3",
 		"teo-6.12", "menu-6.12", "oracle", "oracle-table", "shallowest",
 	};
-	/* Then the series' intermediate steps (teo-stepNN), in order. */
-	const char *names[ARRAY_SIZE(fixed) + MAX_GOVS];
-	int nnames = 0;
+	/*
+	 * Then the series' intermediate steps (teo-stepNN), in order, and any
+	 * other governor asked for ("teo-step06-noutil"), as asked.
+	 */
+	const char *names[ARRAY_SIZE(fixed) + 2 * MAX_GOVS];
+	static char asked[MAX_GOVS][64];
+	const char *list;
+	int nnames = 0, nasked = 0;
 	const struct gov *ref = find_gov("teo-7.3");
 	double off_uj = 0;
 	double null_ns = cost ? ns_per_call(drv, t, find_gov("null"), cfg) : 0;
@@ -2246,6 +2251,13 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 	for (n = 0; n < ARRAY_SIZE(fixed); n++)
 		names[nnames++] = fixed[n];
 	nnames += series_steps(names + nnames);
+	for (n = 0, list = only; list && n < MAX_GOVS; n++) {
+		list = list_next(list, asked[nasked], sizeof(asked[nasked]));
+		for (i = 0; i < nnames && strcmp(names[i], asked[nasked]); i++)
+			;
+		if (i == nnames)
+			names[nnames++] = asked[nasked++];
+	}
 
 	/* What upstream teo picks first in each period, if it is built in. */
 	rcfg.first_idx = ref_idx;
