@@ -297,6 +297,15 @@ def energy(row, model, cost_ns=TICK_COST_NS):
     return e + row["tick_stops"] * (cost_ns - TICK_COST_NS) * row["running_mw"] / 1e9
 
 
+def figures(cand, ref, cost_ns=TICK_COST_NS):
+    """Each criterion's figures in one cell: {criterion: (candidate's,
+    reference's)}."""
+    return {"energy": (energy(cand, "default", cost_ns), energy(ref, "default", cost_ns)),
+            "table": (energy(cand, "table", cost_ns), energy(ref, "table", cost_ns)),
+            "latency": (cand["irq_exit_latency_mean_us"], ref["irq_exit_latency_mean_us"]),
+            "deep": (cand["too_deep_pct"], ref["too_deep_pct"])}
+
+
 def worse(cand, ref, cost_ns=TICK_COST_NS):
     """The ways @cand is worse than @ref in one cell beyond the limits:
     [(criterion, candidate's figure, reference's figure)]."""
@@ -343,14 +352,21 @@ def judge(cells, cand, ref, cost_ns=TICK_COST_NS):
     """@cand against @ref over @cells: {"n": cells, "geo": {criterion:
     geometric mean}, "fails": [(key, [(criterion, cand, ref)])], "same":
     whether every cell is the same replay, "verdict": "PASS", "FAIL" or
-    "same decisions", "better": the geometric means below 1}."""
+    "same decisions", "better": the geometric means below 1, "higher": per
+    criterion, the cell where @cand's figure is highest above @ref's, failing
+    or not, as (key, cand, ref), or None if it is nowhere higher}."""
     logs = {c: 0.0 for c in CRITERIA}
     fails, identical = [], True
+    higher = {c: None for c in CRITERIA}
     for key in sorted(cells):
         rows = cells[key]
         ratio = ratios(rows[cand], rows[ref], cost_ns)
         for c in CRITERIA:
             logs[c] += math.log(ratio[c])
+        for c, (cv, rv) in figures(rows[cand], rows[ref], cost_ns).items():
+            score = cv - rv if c == "deep" else cv / max(rv, 1e-9) - 1
+            if score > 1e-9 and (higher[c] is None or score > higher[c][0]):
+                higher[c] = (score, key, cv, rv)
         w = worse(rows[cand], rows[ref], cost_ns)
         if w:
             fails.append((key, w))
@@ -365,7 +381,8 @@ def judge(cells, cand, ref, cost_ns=TICK_COST_NS):
     else:
         verdict = "FAIL"
     return {"n": len(cells), "geo": geo, "fails": fails, "same": identical,
-            "verdict": verdict, "better": better}
+            "verdict": verdict, "better": better,
+            "higher": {c: h and h[1:] for c, h in higher.items()}}
 
 
 def pairs():
@@ -451,14 +468,22 @@ def verdict_table(cells, cost_ns=TICK_COST_NS, width=None):
 
 
 def worst_lines(v, indent="  "):
-    """A verdict's worst failing cell per criterion, two lines each."""
-    out = []
+    """A verdict's worst failing cell per criterion, two lines each; with
+    none failing, the cell where each figure is highest above the
+    reference's, within the limits."""
+    out, nowhere = [], []
     for crit in CRITERIA:
-        w = worst(v["fails"], crit)
+        w = worst(v["fails"], crit) if v["fails"] else v["higher"][crit]
         if w:
             key, c, r = w
             out.append(f"{indent}{fmt_cell(key, crit, c, r)}")
             out.append(f"{indent}  in {label(key)}")
+        elif not v["fails"]:
+            nowhere.append(NAMES[crit])
+    if not v["fails"]:
+        out = [f"{indent}none beyond the limits; the highest figures within them:"] + out
+        if nowhere:
+            out.append(f"{indent}{', '.join(nowhere)}: higher in no cell")
     return out
 
 
@@ -498,9 +523,7 @@ def patch_block(cells, cand, ref, what):
                   f"interrupt exit latency or 2 points of too-deep wakeups: "
                   f"{len(v['fails'])} of {v['n']}; verdict: {v['verdict']} ({better}).  With "
                   f"a tick stop costing {'; '.join(costs)}.")
-    if v["fails"]:
-        lines += ["", "The worst cells:"] + worst_lines(v)
-    return lines
+    return lines + ["", "The worst cells:"] + worst_lines(v)
 
 
 def series_block(cells):

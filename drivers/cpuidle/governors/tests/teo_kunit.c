@@ -995,11 +995,11 @@ static void teo_test_account_stays_in_table(struct kunit *test)
 /*
  * @rounds of a timer wakeup (50.5 ms after a timer 50 ms away) and then an
  * early one after @early_ns, on a fake CPU utilized or not: how often the
- * selection before an early wakeup picked @shallow.  After one timer
- * wakeup the next one has always been early, which the pattern learns
- * within 20 rounds at HZ=100 (fewer at a higher HZ, where a wrong guess
- * costs less); the metrics, half hits in C3 and half intercepts below it,
- * keep C3.
+ * selection before an early wakeup picked @shallow.  After a timer
+ * wakeup the next one has always been early, which the pattern of a fresh
+ * CPU learns within 30 rounds at HZ=100 (fewer at a higher HZ, where a
+ * wrong guess costs less); the metrics, half hits in C3 and half intercepts
+ * below it, keep C3.
  */
 static int teo_fake_alternate(struct kunit *test, struct teo_fake *f,
 			      int rounds, s64 early_ns, int shallow)
@@ -1036,13 +1036,15 @@ static void teo_test_util_asked(struct kunit *test)
 	KUNIT_EXPECT_EQ_MSG(test, f->utilized_reads, 0,
 			    "utilization asked for with timer wakeups only");
 
-	shallow = teo_fake_alternate(test, f, 40, US(20), 1);
-	KUNIT_EXPECT_GE_MSG(test, shallow, 20,
-			    "the learnt early wakeup got C1 in %d of 40 rounds",
+	f = teo_fake_new(test, &x86);
+	f->utilized = true;
+	shallow = teo_fake_alternate(test, f, 60, US(20), 1);
+	KUNIT_EXPECT_GE_MSG(test, shallow, 30,
+			    "the learnt early wakeup got C1 in %d of 60 rounds",
 			    shallow);
 	KUNIT_EXPECT_GE(test, f->utilized_reads, shallow);
-	KUNIT_EXPECT_LE_MSG(test, f->utilized_reads, 40,
-			    "utilization asked for in %d of 80 selections",
+	KUNIT_EXPECT_LE_MSG(test, f->utilized_reads, 60,
+			    "utilization asked for in %d of 120 selections",
 			    f->utilized_reads);
 }
 
@@ -1054,7 +1056,7 @@ static void teo_test_util_not_utilized(struct kunit *test)
 {
 	struct teo_fake *f = teo_fake_new(test, &x86);
 
-	KUNIT_EXPECT_EQ(test, teo_fake_alternate(test, f, 30, US(20), 1), 0);
+	KUNIT_EXPECT_EQ(test, teo_fake_alternate(test, f, 40, US(20), 1), 0);
 	KUNIT_EXPECT_GT(test, f->utilized_reads, 0);
 }
 
@@ -1068,20 +1070,22 @@ static void teo_test_util_never_polls(struct kunit *test)
 	struct teo_fake *f = teo_fake_new(test, &x86);
 
 	f->utilized = true;
-	KUNIT_EXPECT_EQ(test, teo_fake_alternate(test, f, 30, 100, 0), 0);
+	KUNIT_EXPECT_EQ(test, teo_fake_alternate(test, f, 40, 100, 0), 0);
 	KUNIT_EXPECT_GT_MSG(test, teo_fake_alternate(test, f, 30, 100, 1), 0,
 			    "the early wakeups never got C1");
 }
 
 /*
- * 60 frames on @f: three waits for the GPU, each ended by its interrupt
- * after @gpu_ns with the frame's timer 16 ms away, then the wait for the
- * next frame's timer, 12 ms away.  Returns how often in the last 20 frames
- * the timer's wait got @deepest with the tick stopped; *@shallower counts
- * the GPU waits of those frames that got a state shallower than @deepest.
+ * 60 frames on @f: three waits for the GPU, the first two ended by its
+ * interrupt after @gpu_ns and the third after @last_gpu_ns, with the frame's
+ * timer 16 ms away, then the wait for the next frame's timer, 12 ms away.
+ * Returns how often in the last 20 frames the timer's wait got @deepest with
+ * the tick stopped; *@shallower counts the GPU waits of those frames that
+ * got a state shallower than @deepest.
  */
 static int teo_fake_frames(struct kunit *test, struct teo_fake *f,
-			   s64 gpu_ns, int deepest, int *shallower)
+			   s64 gpu_ns, s64 last_gpu_ns, int deepest,
+			   int *shallower)
 {
 	int frame, i, idx, waits = 0;
 	bool stop;
@@ -1092,7 +1096,8 @@ static int teo_fake_frames(struct kunit *test, struct teo_fake *f,
 		for (i = 0; i < 3; i++) {
 			idx = teo_fake_select(test, f, NULL);
 			*shallower += frame >= 40 && idx < deepest;
-			teo_fake_wake(f, idx, gpu_ns, false, false);
+			teo_fake_wake(f, idx, i < 2 ? gpu_ns : last_gpu_ns,
+				      false, false);
 		}
 		f->sleep_length_ns = MS(12);
 		idx = teo_fake_select(test, f, &stop);
@@ -1103,45 +1108,44 @@ static int teo_fake_frames(struct kunit *test, struct teo_fake *f,
 }
 
 /*
- * 60 Hz frames on a CPU that is not utilized: three early wakeups (GPU
- * interrupts after 200 us), then the wait for the next frame's timer,
- * 12 ms away.  The intercepts are three quarters of the wakeups, so the
- * metrics go shallower for the wait too; once the pattern has seen the
- * run of three early wakeups followed by a timer 32 times, the wait gets
- * C3 with the tick stopped, and the early wakeups keep a shallower state.
- */
-static void teo_test_late_after_early_run(struct kunit *test)
-{
-	struct teo_fake *f = teo_fake_new(test, &x86);
-	int early, waits = teo_fake_frames(test, f, US(200), 3, &early);
-
-	KUNIT_EXPECT_EQ_MSG(test, waits, 20,
-			    "the wait for the timer got C3, tick stopped, in %d of the last 20 frames",
-			    waits);
-	KUNIT_EXPECT_EQ_MSG(test, early, 60,
-			    "the early wakeups got a state shallower than C3 in %d of 60",
-			    early);
-}
-
-/*
  * 60 Hz frames on POWER's two states, the CPU not utilized: the GPU
  * interrupts after 500 us fall into CEDE's bin, the deepest, so none of
  * the wakeups is early, but as intercepts within the tick period, three
  * quarters of the wakeups, they would keep the tick for CEDE.  Once the
- * pattern has seen its run 32 times and never an early wakeup after it,
- * the tick is stopped for CEDE: for the wait for the next frame's timer,
- * 12 ms away, in every one of the last 20 frames.
+ * pattern has seen 32 wakeups after one that was not early, and never an
+ * early one, the tick is stopped for CEDE: for the wait for the next
+ * frame's timer, 12 ms away, in every one of the last 20 frames.
  */
 static void teo_test_late_stops_tick(struct kunit *test)
 {
 	struct teo_fake *f = teo_fake_new(test, &power);
-	int snooze, waits = teo_fake_frames(test, f, US(500), 1, &snooze);
+	int snooze, waits = teo_fake_frames(test, f, US(500), US(500), 1,
+					    &snooze);
 
 	KUNIT_EXPECT_EQ_MSG(test, waits, 20,
 			    "the wait for the timer got CEDE, tick stopped, in %d of the last 20 frames",
 			    waits);
 	KUNIT_EXPECT_EQ_MSG(test, snooze, 0,
 			    "the GPU waits got snooze in %d of 60", snooze);
+}
+
+/*
+ * The same frames with the third GPU interrupt after 50 us, in snooze's
+ * bin: an early wakeup, after which only the timer's wait ever came.  The
+ * pattern after a wakeup that was not early says "early" one time in three,
+ * but the one after an early wakeup says "never", so the wait for the
+ * timer, which always follows the early wakeup, gets CEDE with the tick
+ * stopped in every one of the last 20 frames.
+ */
+static void teo_test_late_after_early(struct kunit *test)
+{
+	struct teo_fake *f = teo_fake_new(test, &power);
+	int snooze, waits = teo_fake_frames(test, f, US(500), US(50), 1,
+					    &snooze);
+
+	KUNIT_EXPECT_EQ_MSG(test, waits, 20,
+			    "the wait for the timer got CEDE, tick stopped, in %d of the last 20 frames",
+			    waits);
 }
 
 /*
@@ -1370,8 +1374,8 @@ static struct kunit_case teo_test_cases[] = {
 	KUNIT_CASE(teo_test_util_asked),
 	KUNIT_CASE(teo_test_util_not_utilized),
 	KUNIT_CASE(teo_test_util_never_polls),
-	KUNIT_CASE(teo_test_late_after_early_run),
 	KUNIT_CASE(teo_test_late_stops_tick),
+	KUNIT_CASE(teo_test_late_after_early),
 	KUNIT_CASE(teo_test_poll_limit),
 	KUNIT_CASE(teo_test_disabled_in_between),
 	KUNIT_CASE(teo_test_reenable),
