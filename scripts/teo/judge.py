@@ -309,18 +309,12 @@ def figures(cand, ref, cost_ns=TICK_COST_NS):
 def worse(cand, ref, cost_ns=TICK_COST_NS):
     """The ways @cand is worse than @ref in one cell beyond the limits:
     [(criterion, candidate's figure, reference's figure)]."""
-    out = []
-    for model in ("default", "table"):
-        c, r = energy(cand, model, cost_ns), energy(ref, model, cost_ns)
-        if c > ENERGY_LIMIT * r:
-            out.append(("energy" if model == "default" else "table", c, r))
-    c, r = cand["irq_exit_latency_mean_us"], ref["irq_exit_latency_mean_us"]
-    if c > LATENCY_LIMIT[0] * r + LATENCY_LIMIT[1]:
-        out.append(("latency", c, r))
-    c, r = cand["too_deep_pct"], ref["too_deep_pct"]
-    if c > r + DEEP_LIMIT:
-        out.append(("deep", c, r))
-    return out
+    f = figures(cand, ref, cost_ns)
+    over = {"energy": lambda c, r: c > ENERGY_LIMIT * r,
+            "table": lambda c, r: c > ENERGY_LIMIT * r,
+            "latency": lambda c, r: c > LATENCY_LIMIT[0] * r + LATENCY_LIMIT[1],
+            "deep": lambda c, r: c > r + DEEP_LIMIT}
+    return [(crit, *f[crit]) for crit in CRITERIA if over[crit](*f[crit])]
 
 
 def ratios(cand, ref, cost_ns=TICK_COST_NS):
@@ -414,7 +408,8 @@ def oracle_bound(cells):
 # ---- Text --------------------------------------------------------------------
 
 def fmt_cell(key, crit, c, r):
-    """One failing figure of a cell, as the verdict lists it."""
+    """One figure of a cell against the reference's, as the verdict lists
+    it."""
     if crit in ("energy", "table"):
         what = f"{'energy' if crit == 'energy' else 'table-implied energy'} " \
                f"{100 * (c / r - 1):+.1f}% ({r:.0f} -> {c:.0f} mJ)"
