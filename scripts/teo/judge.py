@@ -306,15 +306,27 @@ def figures(cand, ref, cost_ns=TICK_COST_NS):
             "deep": (cand["too_deep_pct"], ref["too_deep_pct"])}
 
 
-def worse(cand, ref, cost_ns=TICK_COST_NS):
-    """The ways @cand is worse than @ref in one cell beyond the limits:
-    [(criterion, candidate's figure, reference's figure)]."""
-    f = figures(cand, ref, cost_ns)
+def over_limits(f):
+    """The ways a cell's figures @f (figures()) are worse than the
+    reference's beyond the limits: [(criterion, candidate's figure,
+    reference's figure)]."""
     over = {"energy": lambda c, r: c > ENERGY_LIMIT * r,
             "table": lambda c, r: c > ENERGY_LIMIT * r,
             "latency": lambda c, r: c > LATENCY_LIMIT[0] * r + LATENCY_LIMIT[1],
             "deep": lambda c, r: c > r + DEEP_LIMIT}
     return [(crit, *f[crit]) for crit in CRITERIA if over[crit](*f[crit])]
+
+
+def worse(cand, ref, cost_ns=TICK_COST_NS):
+    """The ways @cand is worse than @ref in one cell beyond the limits, as
+    over_limits() gives them."""
+    return over_limits(figures(cand, ref, cost_ns))
+
+
+def excess(crit, cand, ref):
+    """How far a candidate's figure is above the reference's: in points for
+    too deep, as a fraction of the reference's otherwise."""
+    return cand - ref if crit == "deep" else cand / max(ref, 1e-9) - 1
 
 
 def ratios(cand, ref, cost_ns=TICK_COST_NS):
@@ -357,11 +369,12 @@ def judge(cells, cand, ref, cost_ns=TICK_COST_NS):
         ratio = ratios(rows[cand], rows[ref], cost_ns)
         for c in CRITERIA:
             logs[c] += math.log(ratio[c])
-        for c, (cv, rv) in figures(rows[cand], rows[ref], cost_ns).items():
-            score = cv - rv if c == "deep" else cv / max(rv, 1e-9) - 1
+        f = figures(rows[cand], rows[ref], cost_ns)
+        for c, (cv, rv) in f.items():
+            score = excess(c, cv, rv)
             if score > 1e-9 and (higher[c] is None or score > higher[c][0]):
                 higher[c] = (score, key, cv, rv)
-        w = worse(rows[cand], rows[ref], cost_ns)
+        w = over_limits(f)
         if w:
             fails.append((key, w))
         identical &= same(rows[cand], rows[ref])
@@ -428,7 +441,7 @@ def worst(fails, crit):
         for c, cv, rv in w:
             if c != crit:
                 continue
-            score = cv - rv if crit == "deep" else cv / max(rv, 1e-9)
+            score = excess(crit, cv, rv)
             if best is None or score > best[0]:
                 best = (score, key, cv, rv)
     return best and best[1:]
