@@ -1148,6 +1148,80 @@ static void teo_test_late_after_early(struct kunit *test)
 			    waits);
 }
 
+/**
+ * struct teo_tick_case - Timer waits that the next tick would cut short.
+ * @desc: What the case shows.
+ * @wait_ns: The wait for the timer, 0 for 7/8 of the tick period.
+ * @irq_pct: The odds in percent that an interrupt ends a wait after 300 us.
+ * @stops: How many of the last 20 waits get cluster-sleep with the tick
+ *	stopped.
+ */
+struct teo_tick_case {
+	const char *desc;
+	s64 wait_ns;
+	int irq_pct;
+	int stops;
+};
+
+static const struct teo_tick_case teo_tick_cases[] = {
+	{ "no early wakeup, the state fits: tick stopped", 0, 0, 20 },
+	{ "the state fits, its exit latency not: tick kept", US(2250), 0, 0 },
+	{ "random interrupts: tick kept", 0, 25, 0 },
+};
+
+static void teo_tick_desc(const struct teo_tick_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", c->desc);
+}
+
+KUNIT_ARRAY_PARAM(teo_tick, teo_tick_cases, teo_tick_desc);
+
+/*
+ * Waits for a timer closer than a tick period on the Arm table with three
+ * states, the next tick 1 ms away, nearer than the timer and than
+ * cluster-sleep's target residency (2 ms).  A wait for which the tick is
+ * kept is cut by it, and the rest of it is chosen for again; an interrupt
+ * (odds from a seeded stream) may end a wait after 300 us.  The tick is
+ * stopped for cluster-sleep only where no early wakeup is expected and the
+ * wait has room for its target residency and exit latency (2.5 ms).
+ */
+static void teo_test_timer_before_tick(struct kunit *test)
+{
+	const struct teo_tick_case *c = test->param_value;
+	s64 wait_ns = c->wait_ns ?: TICK_NSEC - TICK_NSEC / 8;
+	struct teo_fake *f;
+	int period, idx, stops = 0;
+	u32 seed = 1;
+	bool stop;
+
+	if (wait_ns >= TICK_NSEC || wait_ns < US(2250))
+		kunit_skip(test, "a %lld us wait does not fit HZ=%d",
+			   div_s64(wait_ns, NSEC_PER_USEC), HZ);
+
+	f = teo_fake_new(test, &arm3);
+	for (period = 0; period < 60; period++) {
+		seed = seed * 1103515245 + 12345;
+		f->sleep_length_ns = wait_ns;
+		f->delta_tick_ns = MS(1);
+		idx = teo_fake_select(test, f, &stop);
+		stops += period >= 40 && idx == 2 && stop;
+		if ((seed >> 16) % 100 < c->irq_pct) {
+			teo_fake_wake(f, idx, US(300), false, false);
+			continue;
+		}
+		if (!stop) {
+			teo_fake_wake(f, idx, MS(1), true, false);
+			f->sleep_length_ns = wait_ns - MS(1);
+			f->delta_tick_ns = TICK_NSEC;
+			idx = teo_fake_select(test, f, NULL);
+		}
+		teo_fake_wake(f, idx, f->sleep_length_ns + US(10), false, false);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, stops, c->stops,
+			    "cluster-sleep with the tick stopped for %d of the last 20 waits",
+			    stops);
+}
+
 /*
  * A wakeup by the polling time limit is consumed by the next selection and
  * counts as a long idle period: POLL left at its limit again and again does
@@ -1376,6 +1450,7 @@ static struct kunit_case teo_test_cases[] = {
 	KUNIT_CASE(teo_test_util_never_polls),
 	KUNIT_CASE(teo_test_late_stops_tick),
 	KUNIT_CASE(teo_test_late_after_early),
+	KUNIT_CASE_PARAM(teo_test_timer_before_tick, teo_tick_gen_params),
 	KUNIT_CASE(teo_test_poll_limit),
 	KUNIT_CASE(teo_test_disabled_in_between),
 	KUNIT_CASE(teo_test_reenable),
