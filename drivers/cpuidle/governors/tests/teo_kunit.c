@@ -33,6 +33,7 @@
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/module.h>
+#include <linux/prandom.h>
 #include <linux/string.h>
 
 #include "../teo.h"
@@ -1181,17 +1182,17 @@ KUNIT_ARRAY_PARAM(teo_tick, teo_tick_cases, teo_tick_desc);
  * states, the next tick 1 ms away, nearer than the timer and than
  * cluster-sleep's target residency (2 ms).  A wait for which the tick is
  * kept is cut by it, and the rest of it is chosen for again; an interrupt
- * (odds from a seeded stream) may end a wait after 300 us.  The tick is
- * stopped for cluster-sleep only where no early wakeup is expected and the
- * wait has room for its target residency and exit latency (2.5 ms).
+ * (odds drawn from prandom, seed 1) may end a wait after 300 us.  The
+ * tick is stopped for cluster-sleep only where no early wakeup is expected
+ * and the wait has room for its target residency and exit latency (2.5 ms).
  */
 static void teo_test_timer_before_tick(struct kunit *test)
 {
 	const struct teo_tick_case *c = test->param_value;
 	s64 wait_ns = c->wait_ns ?: TICK_NSEC - TICK_NSEC / 8;
+	struct rnd_state rnd;
 	struct teo_fake *f;
 	int period, idx, stops = 0;
-	u32 seed = 1;
 	bool stop;
 
 	if (wait_ns >= TICK_NSEC || wait_ns < US(2250))
@@ -1199,13 +1200,15 @@ static void teo_test_timer_before_tick(struct kunit *test)
 			   div_s64(wait_ns, NSEC_PER_USEC), HZ);
 
 	f = teo_fake_new(test, &arm3);
+	prandom_seed_state(&rnd, 1);
 	for (period = 0; period < 60; period++) {
-		seed = seed * 1103515245 + 12345;
+		bool irq = prandom_u32_state(&rnd) % 100 < c->irq_pct;
+
 		f->sleep_length_ns = wait_ns;
 		f->delta_tick_ns = MS(1);
 		idx = teo_fake_select(test, f, &stop);
 		stops += period >= 40 && idx == 2 && stop;
-		if ((seed >> 16) % 100 < c->irq_pct) {
+		if (irq) {
 			teo_fake_wake(f, idx, US(300), false, false);
 			continue;
 		}
