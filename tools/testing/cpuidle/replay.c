@@ -274,16 +274,21 @@ struct trace {
 };
 
 /*
- * When a kept tick ends the idle time of a call into period @p, the next
- * tick being @delta_tick_ns away: then, unless the line records whether
- * the tick ran (version 3); it then ends at the measured residency either
- * way, and this is S64_MAX.  (Under emulation a tick is often taken long
- * after it was due: ending the line at the due time would put the wakeup
- * in another bin than the kernel's.)
+ * When a kept tick ends the idle time of a call @elapsed_ns into period
+ * @p, the next tick being @delta_tick_ns away: then, unless the line
+ * records whether the tick ran (version 3); it then ends at the measured
+ * residency either way, and this is S64_MAX.  (Under emulation a tick is
+ * often taken long after it was due: ending the line at the due time would
+ * put the wakeup in another bin than the kernel's.)  Nor does a tick due
+ * after a recorded line's timer end it: the timer, seen late, did.
  */
-static s64 kept_tick_cut(const struct period *p, s64 delta_tick_ns)
+static s64 kept_tick_cut(const struct period *p, s64 delta_tick_ns,
+			 s64 elapsed_ns)
 {
-	return p->woke >= 0 ? S64_MAX : delta_tick_ns;
+	if (p->woke >= 0 ||
+	    (p->tick_ns >= 0 && delta_tick_ns >= p->timer_ns - elapsed_ns))
+		return S64_MAX;
+	return delta_tick_ns;
 }
 
 static char errbuf[512];
@@ -795,7 +800,10 @@ static int cheapest(const struct cpuidle_driver *drv,
  * polling state, which costs nothing for a polling state that takes no
  * time to leave.  On a recorded line (trace version 2) a kept tick ends
  * the line, as it ends it for every governor: at the recorded tick, or
- * at the measured residency (version 3, see kept_tick_cut()).
+ * at the measured residency (version 3, see kept_tick_cut()).  From
+ * version 3, a kept tick that the line says nothing of (the kernel had
+ * stopped it) wakes the CPU at the recorded tick and every tick period
+ * after, as on a modeled line, until the measured residency (@resume).
  */
 struct way {
 	double uj;		/* the period's energy */
@@ -810,7 +818,8 @@ struct way {
 static int period_ways(const struct cpuidle_driver *drv,
 		       const struct cpuidle_device *dev, const double *cost,
 		       const struct replay_cfg *cfg, const struct period *p,
-		       u64 start_ns, bool stopped, s64 lat_ns, struct way *w)
+		       u64 start_ns, bool stopped, s64 lat_ns, bool resume,
+		       struct way *w)
 {
 	bool irq = p->irq_ns >= 0 && p->irq_ns < p->timer_ns;
 	bool recorded = p->tick_ns >= 0;
@@ -828,24 +837,25 @@ static int period_ways(const struct cpuidle_driver *drv,
 		return nw;
 	}
 	WAY(c + e, 0, keep);
-	d0 = recorded ? kept_tick_cut(p, p->tick_ns) :
+	d0 = recorded ? kept_tick_cut(p, p->tick_ns, 0) :
 			tick - (s64)(start_ns % tick);
 	if (d0 >= t) {
 		WAY(e, S64_MAX, false);
 		return nw;
 	}
 	cheapest(drv, dev, cost, cfg, lat_ns, d0, true, &e0);
-	if (recorded) {
+	if (recorded && !resume) {
 		/* The tick ends the line. */
 		WAY(e0, S64_MAX, false);
 		return nw;
 	}
 	rest = t - d0;
-	n = (rest - 1) / tick;
+	/* On a recorded line, the ticks end at the timer (see above). */
+	n = ((recorded ? min(t, p->timer_ns) : t) - d0 - 1) / tick;
 	last = rest - n * tick;
-	cheapest(drv, dev, cost, cfg, lat_ns, rest, true, &e);
+	cheapest(drv, dev, cost, cfg, lat_ns, rest, !recorded, &e);
 	WAY(e0 + c + e, d0, keep);
-	cheapest(drv, dev, cost, cfg, lat_ns, last, true, &el);
+	cheapest(drv, dev, cost, cfg, lat_ns, last, !recorded, &el);
 	ep = 0;
 	if (n)
 		cheapest(drv, dev, cost, cfg, lat_ns, tick, true, &ep);
@@ -938,7 +948,7 @@ static double make_plan(const struct cpuidle_driver *drv,
 			if (from[s] == INFINITY)
 				continue;
 			n = period_ways(drv, &devs[p->cpu], cost, cfg, p, now, s,
-					lat, w);
+					lat, t->version >= 3, w);
 			for (i = 0; i < n; i++) {
 				double e = from[s] + w[i].uj;
 
@@ -1077,7 +1087,7 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 		s64 natural = p->timer_ns, elapsed = 0;
 		s64 lat = cfg->has_qos ? min(p->latency_ns, cfg->qos_ns) : p->latency_ns;
 		/* A recorded entry: one call, its tick as recorded. */
-		bool irq = false, recorded = p->tick_ns >= 0;
+		bool irq = false, recorded = p->tick_ns >= 0, again = false;
 		/*
 		 * The idle loop restarts a stopped tick only when the CPU
 		 * leaves it to run a task: after an interrupt that woke no
@@ -1106,15 +1116,22 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 		 * with the tick still stopped if the governor stopped it.
 		 */
 		do {
-			s64 delta_tick = recorded ? p->tick_ns :
-					 cfg->tick_ns - (s64)((now + elapsed) % cfg->tick_ns);
+			/*
+			 * A recorded line is called into again only right
+			 * after a kept tick ended the call before (@again):
+			 * the next tick is then a period away.
+			 */
+			s64 delta_tick = !recorded ?
+					 cfg->tick_ns - (s64)((now + elapsed) % cfg->tick_ns) :
+					 again ? cfg->tick_ns : p->tick_ns;
 			s64 idle = natural - elapsed, diff;
-			s64 cut = kept_tick_cut(p, delta_tick);
+			s64 cut = kept_tick_cut(p, delta_tick, elapsed);
 			bool stop_tick = true, tick_woke = false;
 			bool poll_woke = false, polls, measured;
 			int idx, best, sidx = -1;
 			double best_uj;
 
+			again = false;
 			now_seen.sleep_length_ns = p->timer_ns - elapsed;
 			now_seen.delta_tick_ns = stopped ? now_seen.sleep_length_ns :
 					       delta_tick;
@@ -1166,6 +1183,7 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 				   !(polls && cfg->tick_in_poll)) {
 				idle = cut;
 				tick_woke = true;
+				again = recorded && t->version >= 3;
 			}
 			if (polls) {
 				s64 poll_ns = poll_limit(&drv, dev, cfg->tick_ns);
@@ -1249,7 +1267,7 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 				sdev->poll_time_limit = poll_woke;
 				cfg->shadow->ops->reflect(sdev, idx);
 			}
-		} while (elapsed < natural && !recorded);
+		} while (elapsed < natural && (!recorded || again));
 
 		kept_stopped[p->cpu] = stopped && irq && !p->busy_ns;
 		now += natural + p->busy_ns;
@@ -1317,6 +1335,30 @@ static void add(struct trace *t, s64 timer, s64 irq, s64 busy)
 	snprintf(line, sizeof(line), "%lld %s 0 1024 - 0 %lld",
 		 timer, irq_s, busy);
 	t->version = 1;	/* a generated trace's lines are version 1's */
+	if (trace_line(t, "generated", (int)t->n + 1, line)) {
+		fprintf(stderr, "cpuidle-replay: %s\n", errbuf);
+		exit(2);
+	}
+}
+
+/*
+ * Append a recorded line (version 4) to @t: the next tick @tick_ns away,
+ * the measured residency @irq if any (the timer otherwise), the tick
+ * stopped at entry one time in four, the woke field 0, 1 or "-" (the
+ * kernel stopped the tick) at random, and a polling limit that did not end
+ * the entry (one that did, or "-", ends the line where a governor polls,
+ * which the oracles' plan leaves out: no bound there).
+ */
+static void add_recorded(struct trace *t, s64 timer, s64 irq, s64 busy,
+			 s64 tick_ns)
+{
+	static const char *const woke[] = { "0", "1", "-" };
+	char line[160];
+
+	snprintf(line, sizeof(line), "%lld %lld 0 1024 - 0 %lld %lld %d %s 0",
+		 timer, irq >= 0 ? irq : timer, busy, tick_ns, !(rng() % 4),
+		 woke[rng() % 3]);
+	t->version = 4;
 	if (trace_line(t, "generated", (int)t->n + 1, line)) {
 		fprintf(stderr, "cpuidle-replay: %s\n", errbuf);
 		exit(2);
@@ -1440,6 +1482,26 @@ static const char power_table[] =
  * than the oracle of either model, and each oracle's replay counts exactly
  * the energy its plan promised.
  */
+/*
+ * Fill @t with 2000 random idle periods: modeled lines, or if @rec recorded
+ * ones (version 4) with the next tick within @tick_ns.
+ */
+static void bound_trace(struct trace *t, bool rec, s64 tick_ns)
+{
+	int k;
+
+	for (k = 0; k < 2000; k++) {
+		s64 timer = 1000 + rng() % 30000000;
+		s64 irq = rng() % 2 ? (s64)(rng() % 5000000) : -1;
+		s64 busy = rng() % 4 ? rng() % 100000 : 0;
+
+		if (rec)
+			add_recorded(t, timer, irq, busy, rng() % tick_ns);
+		else
+			add(t, timer, irq, busy);
+	}
+}
+
 static void test_bound(void)
 {
 	static const char *const tables[] = { x86_table, arm3_table, arm2_table,
@@ -1449,7 +1511,7 @@ static void test_bound(void)
 	static const s64 qos[] = { 200000, 400000, 200000, 6000 };
 	const struct gov *ora = find_gov("oracle"), *orat = find_gov("oracle-table");
 	const struct gov *all[MAX_GOVS + 2];
-	int ti, h, c, q, k, n, nall = 0, runs = 0, beaten = 0, off_plan = 0;
+	int ti, h, c, v, n, nall = 0, runs = 0, beaten = 0, off_plan = 0;
 	double closest = INFINITY;
 	char first[200] = "";
 
@@ -1458,28 +1520,24 @@ static void test_bound(void)
 		all[nall++] = &govs[n];
 	all[nall++] = find_gov("teo-noutil");
 	all[nall++] = find_gov("shallowest");
+	/* v: with a latency limit (bit 0), on recorded lines (bit 1). */
 	for (ti = 0; ti < ARRAY_SIZE(tables); ti++) {
 		for (h = 0; h < ARRAY_SIZE(hz); h++) {
 			for (c = 0; c < ARRAY_SIZE(cost); c++) {
-				for (q = 0; q < 2; q++) {
+				for (v = 0; v < 4; v++) {
 					struct replay_cfg cfg = {
 						.tick_ns = NSEC_PER_SEC / hz[h],
 						.exit_share_pct = 50,
 						.tick_cost_ns = cost[c],
-						.has_qos = q, .qos_ns = qos[ti],
+						.has_qos = v & 1, .qos_ns = qos[ti],
 					};
 					struct cpuidle_driver drv;
 					struct trace t = {};
 					struct result ro, rt, r;
 
 					must_parse_table(tables[ti], &drv);
-					rng_state = 7 + ti * 100 + h * 10 + c * 2 + q;
-					for (k = 0; k < 2000; k++) {
-						s64 timer = 1000 + rng() % 30000000;
-						s64 irq = rng() % 2 ? (s64)(rng() % 5000000) : -1;
-
-						add(&t, timer, irq, rng() % 4 ? rng() % 100000 : 0);
-					}
+					rng_state = 7 + ti * 100 + h * 10 + c * 2 + v;
+					bound_trace(&t, v & 2, cfg.tick_ns);
 					replay(&drv, &t, ora, &cfg, &ro);
 					replay(&drv, &t, orat, &cfg, &rt);
 					if (fabs(ro.energy_uj - ro.plan_uj) > 1e-9 * ro.plan_uj ||
@@ -1497,9 +1555,10 @@ static void test_bound(void)
 							continue;
 						if (!beaten++)
 							snprintf(first, sizeof(first),
-								 "; first: %s on %s, HZ=%lld, tick cost %lld ns%s",
+								 "; first: %s on %s, HZ=%lld, tick cost %lld ns%s%s",
 								 all[n]->name, tnames[ti], hz[h], cost[c],
-								 q ? ", latency limit" : "");
+								 v & 1 ? ", latency limit" : "",
+								 v & 2 ? ", recorded lines" : "");
 					}
 					free(t.p);
 				}
@@ -1507,9 +1566,9 @@ static void test_bound(void)
 		}
 	}
 	check(!off_plan, "each oracle's replay counts the energy its plan promised (%d of %d replays off the plan)",
-	      off_plan, 2 * (int)(ARRAY_SIZE(tables) * ARRAY_SIZE(hz) * ARRAY_SIZE(cost) * 2));
+	      off_plan, 2 * (int)(ARRAY_SIZE(tables) * ARRAY_SIZE(hz) * ARRAY_SIZE(cost) * 4));
 	check(runs && !beaten,
-	      "no governor uses less energy than the oracles: %d replays of %d governors, %d below, the closest at %.4f times the oracle's%s",
+	      "no governor uses less energy than the oracles, on modeled and recorded lines: %d replays of %d governors, %d below, the closest at %.4f times the oracle's%s",
 	      runs, nall, beaten, closest, first);
 }
 
@@ -1601,10 +1660,10 @@ static void test_recorded(void)
 
 /*
  * Replay @trace, three one-state lines recorded at HZ=250, on @table: @what
- * passes with 3 wakeups, @want_ns of idle time and one interrupt.
+ * passes with @wakeups wakeups, @want_ns of idle time and @irqs interrupts.
  */
 static void three_recorded(const char *table, const char *trace,
-			   const char *what, s64 want_ns)
+			   const char *what, u64 wakeups, s64 want_ns, u64 irqs)
 {
 	struct replay_cfg cfg = { .tick_ns = 4 * NSEC_PER_MSEC, .exit_share_pct = 0 };
 	struct cpuidle_driver drv;
@@ -1613,9 +1672,9 @@ static void three_recorded(const char *table, const char *trace,
 	must_parse_table(table, &drv);
 	if (!replay_text(&drv, trace, "teo-7.3", &cfg, &r, what))
 		return;
-	check(r.wakeups == 3 && r.residency_ns[0] == want_ns && r.irq_wakeups == 1,
-	      "%s: %llu wakeups, %lld ns idle, %llu interrupts (want 3, %lld ns, 1)",
-	      what, r.wakeups, r.residency_ns[0], r.irq_wakeups, want_ns);
+	check(r.wakeups == wakeups && r.residency_ns[0] == want_ns && r.irq_wakeups == irqs,
+	      "%s: %llu wakeups, %lld ns idle, %llu interrupts (want %llu, %lld ns, %llu)",
+	      what, r.wakeups, r.residency_ns[0], r.irq_wakeups, wakeups, want_ns, irqs);
 }
 
 /*
@@ -1623,8 +1682,11 @@ static void three_recorded(const char *table, const char *trace,
  * the kernel measured 200 us.  Where the line says the tick ran (taken
  * late, as under emulation) or did not (something else woke the CPU), it
  * ends at 200 us, and only the latter is an interrupt; where it does not
- * say ("-"), the tick ends the line at 100 us as in version 2.  One state
- * that does not poll, so that no polling limit comes first.
+ * say ("-": the kernel had stopped it), the tick wakes the CPU at 100 us
+ * and the governor is called again for the other 100 us, which the
+ * interrupt ends: a fourth wakeup, the second interrupt, and the line's
+ * idle time all counted.  One state that does not poll, so that no
+ * polling limit comes first.
  */
 static void test_woke(void)
 {
@@ -1632,7 +1694,7 @@ static void test_woke(void)
 		       "10000000 200000 0 1024 - 0 0 100000 0 1\n"
 		       "10000000 200000 0 1024 - 0 0 100000 0 0\n"
 		       "10000000 200000 0 1024 - 0 0 100000 0 -\n",
-		       "recorded tick wakeups", 200000 + 200000 + 100000);
+		       "recorded tick wakeups", 4, 200000 + 200000 + 200000, 2);
 }
 
 /*
@@ -1649,7 +1711,7 @@ static void test_limit(void)
 		       "10000000 300000 0 1024 - 0 0 1000000 0 0 0\n"
 		       "10000000 300000 0 1024 - 0 0 1000000 0 0 1\n"
 		       "10000000 300000 0 1024 - 0 0 1000000 0 0 -\n",
-		       "recorded polling limits", 300000 + 300000 + 250000);
+		       "recorded polling limits", 3, 300000 + 300000 + 250000, 1);
 }
 
 /* @text must fail to parse, with @want in the message. */
