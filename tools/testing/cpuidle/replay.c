@@ -1086,7 +1086,10 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 		struct cpuidle_device *sdev = &sdevs[p->cpu];
 		s64 natural = p->timer_ns, elapsed = 0;
 		s64 lat = cfg->has_qos ? min(p->latency_ns, cfg->qos_ns) : p->latency_ns;
-		/* A recorded entry: one call, its tick as recorded. */
+		/*
+		 * A recorded entry: one call, its tick as recorded, and more
+		 * only after a kept tick that the line says nothing of.
+		 */
 		bool irq = false, recorded = p->tick_ns >= 0, again = false;
 		/*
 		 * The idle loop restarts a stopped tick only when the CPU
