@@ -291,6 +291,17 @@ static s64 kept_tick_cut(const struct period *p, s64 delta_tick_ns,
 	return delta_tick_ns;
 }
 
+/*
+ * Whether a kept tick that cut a recorded line of @t short wakes the CPU
+ * into another call for the rest of the line, as the kernel would go back
+ * to idle: from version 3, whose lines say where the tick ran, so that a
+ * cut one did not (the kernel had stopped it); a version 2 line ends there.
+ */
+static bool kept_tick_resumes(const struct trace *t)
+{
+	return t->version >= 3;
+}
+
 static char errbuf[512];
 
 static int fail(const char *file, int line, const char *fmt, ...)
@@ -948,7 +959,7 @@ static double make_plan(const struct cpuidle_driver *drv,
 			if (from[s] == INFINITY)
 				continue;
 			n = period_ways(drv, &devs[p->cpu], cost, cfg, p, now, s,
-					lat, t->version >= 3, w);
+					lat, kept_tick_resumes(t), w);
 			for (i = 0; i < n; i++) {
 				double e = from[s] + w[i].uj;
 
@@ -1186,7 +1197,7 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 				   !(polls && cfg->tick_in_poll)) {
 				idle = cut;
 				tick_woke = true;
-				again = recorded && t->version >= 3;
+				again = recorded && kept_tick_resumes(t);
 			}
 			if (polls) {
 				s64 poll_ns = poll_limit(&drv, dev, cfg->tick_ns);
@@ -1329,6 +1340,16 @@ static void must_parse_table(const char *text, struct cpuidle_driver *drv)
 	}
 }
 
+/* Append a generated @line of trace version @version to @t. */
+static void add_line(struct trace *t, int version, const char *line)
+{
+	t->version = version;
+	if (trace_line(t, "generated", (int)t->n + 1, line)) {
+		fprintf(stderr, "cpuidle-replay: %s\n", errbuf);
+		exit(2);
+	}
+}
+
 static void add(struct trace *t, s64 timer, s64 irq, s64 busy)
 {
 	char line[128], irq_s[24] = "-";
@@ -1337,11 +1358,7 @@ static void add(struct trace *t, s64 timer, s64 irq, s64 busy)
 		snprintf(irq_s, sizeof(irq_s), "%lld", irq);
 	snprintf(line, sizeof(line), "%lld %s 0 1024 - 0 %lld",
 		 timer, irq_s, busy);
-	t->version = 1;	/* a generated trace's lines are version 1's */
-	if (trace_line(t, "generated", (int)t->n + 1, line)) {
-		fprintf(stderr, "cpuidle-replay: %s\n", errbuf);
-		exit(2);
-	}
+	add_line(t, 1, line);	/* a generated trace's lines are version 1's */
 }
 
 /*
@@ -1361,11 +1378,7 @@ static void add_recorded(struct trace *t, s64 timer, s64 irq, s64 busy,
 	snprintf(line, sizeof(line), "%lld %lld 0 1024 - 0 %lld %lld %d %s 0",
 		 timer, irq >= 0 ? irq : timer, busy, tick_ns, !(rng() % 4),
 		 woke[rng() % 3]);
-	t->version = 4;
-	if (trace_line(t, "generated", (int)t->n + 1, line)) {
-		fprintf(stderr, "cpuidle-replay: %s\n", errbuf);
-		exit(2);
-	}
+	add_line(t, 4, line);
 }
 
 static void test_accounting(void)
@@ -1477,15 +1490,6 @@ static const char power_table[] =
 	"CEDE 12 120 - 200\n";
 
 /*
- * The oracles are the least energy a replay can count: on seeded random
- * traces (timers from 1 us to 30 ms, interrupts, a quarter of the periods
- * with no busy time after them, so that a stopped tick stays stopped), on
- * four tables at HZ 100, 250 and 1000, with a stop of the tick costing 0,
- * 2 and 5 us and a latency limit or none, no governor uses less energy
- * than the oracle of either model, and each oracle's replay counts exactly
- * the energy its plan promised.
- */
-/*
  * Fill @t with 2000 random idle periods: modeled lines, or if @rec recorded
  * ones (version 4) with the next tick within @tick_ns.
  */
@@ -1505,6 +1509,15 @@ static void bound_trace(struct trace *t, bool rec, s64 tick_ns)
 	}
 }
 
+/*
+ * The oracles are the least energy a replay can count: on seeded random
+ * traces (timers from 1 us to 30 ms, interrupts, a quarter of the periods
+ * with no busy time after them, so that a stopped tick stays stopped), on
+ * four tables at HZ 100, 250 and 1000, with a stop of the tick costing 0,
+ * 2 and 5 us and a latency limit or none, on modeled lines and on recorded
+ * ones, no governor uses less energy than the oracle of either model, and
+ * each oracle's replay counts exactly the energy its plan promised.
+ */
 static void test_bound(void)
 {
 	static const char *const tables[] = { x86_table, arm3_table, arm2_table,
