@@ -252,6 +252,15 @@ guest_boot_table()
 	guest_table "$1/states.power" <<<"$states"
 }
 
+# first_calls DECISIONS: the lines of cpuidle-replay --decisions output
+# DECISIONS for the first call into each trace line, to set beside the
+# kernel's decisions of a recorded trace (a governor that keeps a tick
+# the kernel stopped is called again for the rest of the line).
+first_calls()
+{
+	awk '!seen[$1]++' "$1"
+}
+
 # seeded_traces DIR WORKLOAD...: each WORKLOAD of the harness's
 # workloads.py into DIR/WORKLOAD.trace, as scripts/teo/bench makes it (seed
 # 1, TEO_BENCH_PERIODS idle periods, default 4000).
