@@ -1189,13 +1189,17 @@ KUNIT_ARRAY_PARAM(teo_tick, teo_tick_cases, teo_tick_desc);
 static void teo_test_timer_before_tick(struct kunit *test)
 {
 	const struct teo_tick_case *c = test->param_value;
+	const struct cpuidle_state *deep = &arm3.states[2];
 	s64 wait_ns = c->wait_ns ?: TICK_NSEC - TICK_NSEC / 8;
 	struct rnd_state rnd;
 	struct teo_fake *f;
 	int period, idx, stops = 0;
 	bool stop;
 
-	if (wait_ns >= TICK_NSEC || wait_ns < US(2250))
+	/* The tick must cut the wait, which must fit what the row needs. */
+	if (wait_ns >= TICK_NSEC || wait_ns < deep->target_residency_ns ||
+	    (c->stops && wait_ns < deep->target_residency_ns +
+				   deep->exit_latency_ns))
 		kunit_skip(test, "a %lld us wait does not fit HZ=%d",
 			   div_s64(wait_ns, NSEC_PER_USEC), HZ);
 
