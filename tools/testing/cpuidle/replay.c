@@ -1341,7 +1341,7 @@ static void must_parse_table(const char *text, struct cpuidle_driver *drv)
 }
 
 /* Append a generated @line of trace version @version to @t. */
-static void add_line(struct trace *t, int version, const char *line)
+static void add_line(struct trace *t, int version, char *line)
 {
 	t->version = version;
 	if (trace_line(t, "generated", (int)t->n + 1, line)) {
