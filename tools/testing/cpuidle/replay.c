@@ -292,12 +292,14 @@ static s64 kept_tick_cut(const struct period *p, s64 delta_tick_ns,
 }
 
 /*
- * Whether a kept tick that cut a recorded line of @t short wakes the CPU
- * into another call for the rest of the line, as the kernel would go back
- * to idle: from version 3, whose lines say where the tick ran, so that a
- * cut one did not (the kernel had stopped it); a version 2 line ends there.
+ * Whether a recorded line of @t that a governor's own choice cut short (a
+ * kept tick the line says nothing of, or a polling limit it says nothing
+ * of) goes on in another call for the rest of the line, as the kernel
+ * would go back to idle: from version 3, whose lines say where the tick
+ * ran, so that a cut one did not (the kernel had stopped it); a version 2
+ * line ends there.
  */
-static bool kept_tick_resumes(const struct trace *t)
+static bool line_resumes(const struct trace *t)
 {
 	return t->version >= 3;
 }
@@ -959,7 +961,7 @@ static double make_plan(const struct cpuidle_driver *drv,
 			if (from[s] == INFINITY)
 				continue;
 			n = period_ways(drv, &devs[p->cpu], cost, cfg, p, now, s,
-					lat, kept_tick_resumes(t), w);
+					lat, line_resumes(t), w);
 			for (i = 0; i < n; i++) {
 				double e = from[s] + w[i].uj;
 
@@ -1099,9 +1101,11 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 		s64 lat = cfg->has_qos ? min(p->latency_ns, cfg->qos_ns) : p->latency_ns;
 		/*
 		 * A recorded entry: one call, its tick as recorded, and more
-		 * only after a kept tick that the line says nothing of.
+		 * only after a kept tick or a polling limit that the line says
+		 * nothing of, the next tick @again_tick away.
 		 */
 		bool irq = false, recorded = p->tick_ns >= 0, again = false;
+		s64 again_tick = 0;
 		/*
 		 * The idle loop restarts a stopped tick only when the CPU
 		 * leaves it to run a task: after an interrupt that woke no
@@ -1130,14 +1134,9 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 		 * with the tick still stopped if the governor stopped it.
 		 */
 		do {
-			/*
-			 * A recorded line is called into again only right
-			 * after a kept tick ended the call before (@again):
-			 * the next tick is then a period away.
-			 */
 			s64 delta_tick = !recorded ?
 					 cfg->tick_ns - (s64)((now + elapsed) % cfg->tick_ns) :
-					 again ? cfg->tick_ns : p->tick_ns;
+					 again ? again_tick : p->tick_ns;
 			s64 idle = natural - elapsed, diff;
 			s64 cut = kept_tick_cut(p, delta_tick, elapsed);
 			bool stop_tick = true, tick_woke = false;
@@ -1197,7 +1196,7 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 				   !(polls && cfg->tick_in_poll)) {
 				idle = cut;
 				tick_woke = true;
-				again = recorded && kept_tick_resumes(t);
+				again = recorded && line_resumes(t);
 			}
 			if (polls) {
 				s64 poll_ns = poll_limit(&drv, dev, cfg->tick_ns);
@@ -1218,6 +1217,19 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 				if (cfg->tick_in_poll)
 					tick_woke = p->woke >= 0 ? p->woke :
 						    !stopped && cut < idle;
+				/*
+				 * A limit that the line says nothing of, before
+				 * its end and its timer (a timer seen late, past
+				 * its expiry, would have woken a polling CPU):
+				 * the rest is chosen for again, and a tick that
+				 * the line records ran at that end.
+				 */
+				if (recorded && p->limit < 0 && poll_woke &&
+				    idle < min(natural, p->timer_ns) - elapsed) {
+					again = line_resumes(t);
+					if (p->woke >= 0)
+						tick_woke = false;
+				}
 			}
 
 			/*
@@ -1258,6 +1270,11 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			if (idx < best)
 				r->misfit_ns += diff;
 			elapsed += idle;
+			/*
+			 * The next tick if the line goes on: a period away
+			 * after the tick that was due.
+			 */
+			again_tick = delta_tick > idle ? delta_tick - idle : cfg->tick_ns;
 			/*
 			 * A recorded tick that woke the CPU is no interrupt,
 			 * nor is a polling limit recorded past the wakeup.
@@ -1366,18 +1383,23 @@ static void add(struct trace *t, s64 timer, s64 irq, s64 busy)
  * the measured residency @irq if any (the timer otherwise), the tick
  * stopped at entry one time in four, the woke field 0, 1 or "-" (the
  * kernel stopped the tick) at random, and a polling limit that did not end
- * the entry (one that did, or "-", ends the line where a governor polls,
- * which the oracles' plan leaves out: no bound there).
+ * the entry or, at random where the timer was not seen late, "-" (not
+ * recorded).  (A limit that did end the entry, or "-" past a timer seen
+ * late, ends the line where a governor polls, which the oracles' plan
+ * leaves out: no bound there.)
  */
 static void add_recorded(struct trace *t, s64 timer, s64 irq, s64 busy,
 			 s64 tick_ns)
 {
 	static const char *const woke[] = { "0", "1", "-" };
+	int stopped = !(rng() % 4), w = rng() % 3, unknown = rng() % 2;
 	char line[160];
 
-	snprintf(line, sizeof(line), "%lld %lld 0 1024 - 0 %lld %lld %d %s 0",
-		 timer, irq >= 0 ? irq : timer, busy, tick_ns, !(rng() % 4),
-		 woke[rng() % 3]);
+	if (irq < 0)
+		irq = timer;
+	snprintf(line, sizeof(line), "%lld %lld 0 1024 - 0 %lld %lld %d %s %s",
+		 timer, irq, busy, tick_ns, stopped, woke[w],
+		 unknown && irq <= timer ? "-" : "0");
 	add_line(t, 4, line);
 }
 
@@ -1719,7 +1741,9 @@ static void test_woke(void)
  * Where the line says the limit did not end the entry (the polling loop
  * read the clock late), it ends at 300 us on an interrupt; where it says
  * the limit did, at 300 us without one, the governor told so; where it
- * does not say ("-"), the limit ends it at 250 us as in version 3.
+ * does not say ("-"), the limit ends the call at 250 us and the governor
+ * is called again for the other 50 us, which the interrupt ends: a fourth
+ * wakeup, the second interrupt, and the line's idle time all counted.
  */
 static void test_limit(void)
 {
@@ -1727,7 +1751,7 @@ static void test_limit(void)
 		       "10000000 300000 0 1024 - 0 0 1000000 0 0 0\n"
 		       "10000000 300000 0 1024 - 0 0 1000000 0 0 1\n"
 		       "10000000 300000 0 1024 - 0 0 1000000 0 0 -\n",
-		       "recorded polling limits", 3, 300000 + 300000 + 250000, 1);
+		       "recorded polling limits", 4, 300000 + 300000 + 300000, 2);
 }
 
 /* @text must fail to parse, with @want in the message. */
