@@ -1062,6 +1062,47 @@ static void teo_test_util_not_utilized(struct kunit *test)
 }
 
 /*
+ * A wrong early guess costs half a tick period on average, as the kept
+ * tick is due anywhere in its period.  On the x86 table, a wakeup 20 us
+ * after a timer wakeup in four rounds of five (in the fifth, the next
+ * timer wakeup instead): the pattern after a timer wakeup says "early" 4
+ * times in 5, which at HZ=250 clears two standard errors of break-even
+ * within the 32 to 63 wakeups a pattern keeps when a wrong guess is
+ * weighed at half a tick period plus C3's target residency, and never at
+ * a whole period.  On a utilized CPU, most of the 80 early wakeups of the
+ * last 100 rounds get C1 (64 by the arithmetic; none at a whole period).
+ * Below HZ=250 half a tick period is too much for 4 in 5: skipped.
+ */
+static void teo_test_util_odds(struct kunit *test)
+{
+	int i, idx, shallow = 0, early = 0;
+	struct teo_fake *f;
+
+	if (HZ < 250)
+		kunit_skip(test, "made for HZ=250 or more, this kernel has HZ=%d",
+			   HZ);
+
+	f = teo_fake_new(test, &x86);
+	f->utilized = true;
+	for (i = 0; i < 200; i++) {
+		idx = teo_fake_select(test, f, NULL);
+		teo_fake_wake(f, idx, f->sleep_length_ns + US(500), false,
+			      false);
+		if (i % 5 == 4)
+			continue;
+		idx = teo_fake_select(test, f, NULL);
+		if (i >= 100) {
+			early++;
+			shallow += idx == 1;
+		}
+		teo_fake_wake(f, idx, US(20), false, false);
+	}
+	KUNIT_EXPECT_GE_MSG(test, 2 * shallow, early,
+			    "early wakeups 4 times in 5 got C1 in %d of %d (want half or more)",
+			    shallow, early);
+}
+
+/*
  * Utilization never picks a polling state, even for wakeups shorter than
  * any other state's target residency: the shallowest state that does not
  * poll instead.
@@ -1455,6 +1496,7 @@ static struct kunit_case teo_test_cases[] = {
 	KUNIT_CASE(teo_test_util_asked),
 	KUNIT_CASE(teo_test_util_not_utilized),
 	KUNIT_CASE(teo_test_util_never_polls),
+	KUNIT_CASE(teo_test_util_odds),
 	KUNIT_CASE(teo_test_late_stops_tick),
 	KUNIT_CASE(teo_test_late_after_early),
 	KUNIT_CASE_PARAM(teo_test_timer_before_tick, teo_tick_gen_params),
