@@ -995,15 +995,16 @@ static void teo_test_account_stays_in_table(struct kunit *test)
 
 /*
  * @rounds of a timer wakeup (50.5 ms after a timer 50 ms away) and then an
- * early one after @early_ns, on a fake CPU utilized or not: how often the
- * selection before an early wakeup picked @shallow.  After a timer
- * wakeup the next one has always been early, which the pattern of a fresh
- * CPU learns within 30 rounds at HZ=100 (fewer at a higher HZ, where a
- * wrong guess costs less); the metrics, half hits in C3 and half intercepts
- * below it, keep C3.
+ * early one after @early_ns, on a fake CPU utilized or not, but for every
+ * @every-th round (none if 0), which has the timer wakeup alone: how often
+ * the selection before an early wakeup picked @shallow.  When after a timer
+ * wakeup the next one has always been early, the pattern of a fresh CPU
+ * learns it within 30 rounds at HZ=100 (fewer at a higher HZ, where a wrong
+ * guess costs less); the metrics, half hits in C3 and half intercepts below
+ * it, keep C3.
  */
 static int teo_fake_alternate(struct kunit *test, struct teo_fake *f,
-			      int rounds, s64 early_ns, int shallow)
+			      int rounds, int every, s64 early_ns, int shallow)
 {
 	int i, idx, n = 0;
 
@@ -1011,6 +1012,8 @@ static int teo_fake_alternate(struct kunit *test, struct teo_fake *f,
 		idx = teo_fake_select(test, f, NULL);
 		teo_fake_wake(f, idx, f->sleep_length_ns + US(500), false,
 			      false);
+		if (every && i % every == every - 1)
+			continue;
 		idx = teo_fake_select(test, f, NULL);
 		n += idx == shallow;
 		teo_fake_wake(f, idx, early_ns, false, false);
@@ -1039,7 +1042,7 @@ static void teo_test_util_asked(struct kunit *test)
 
 	f = teo_fake_new(test, &x86);
 	f->utilized = true;
-	shallow = teo_fake_alternate(test, f, 60, US(20), 1);
+	shallow = teo_fake_alternate(test, f, 60, 0, US(20), 1);
 	KUNIT_EXPECT_GE_MSG(test, shallow, 30,
 			    "the learnt early wakeup got C1 in %d of 60 rounds",
 			    shallow);
@@ -1057,7 +1060,7 @@ static void teo_test_util_not_utilized(struct kunit *test)
 {
 	struct teo_fake *f = teo_fake_new(test, &x86);
 
-	KUNIT_EXPECT_EQ(test, teo_fake_alternate(test, f, 40, US(20), 1), 0);
+	KUNIT_EXPECT_EQ(test, teo_fake_alternate(test, f, 40, 0, US(20), 1), 0);
 	KUNIT_EXPECT_GT(test, f->utilized_reads, 0);
 }
 
@@ -1075,8 +1078,9 @@ static void teo_test_util_not_utilized(struct kunit *test)
  */
 static void teo_test_util_odds(struct kunit *test)
 {
-	int i, idx, shallow = 0, early = 0;
+	const int rounds = 100, every = 5, early = rounds - rounds / every;
 	struct teo_fake *f;
+	int shallow;
 
 	if (HZ < 250)
 		kunit_skip(test, "made for HZ=250 or more, this kernel has HZ=%d",
@@ -1084,19 +1088,8 @@ static void teo_test_util_odds(struct kunit *test)
 
 	f = teo_fake_new(test, &x86);
 	f->utilized = true;
-	for (i = 0; i < 200; i++) {
-		idx = teo_fake_select(test, f, NULL);
-		teo_fake_wake(f, idx, f->sleep_length_ns + US(500), false,
-			      false);
-		if (i % 5 == 4)
-			continue;
-		idx = teo_fake_select(test, f, NULL);
-		if (i >= 100) {
-			early++;
-			shallow += idx == 1;
-		}
-		teo_fake_wake(f, idx, US(20), false, false);
-	}
+	teo_fake_alternate(test, f, rounds, every, US(20), 1);
+	shallow = teo_fake_alternate(test, f, rounds, every, US(20), 1);
 	KUNIT_EXPECT_GE_MSG(test, 2 * shallow, early,
 			    "early wakeups 4 times in 5 got C1 in %d of %d (want half or more)",
 			    shallow, early);
@@ -1112,8 +1105,8 @@ static void teo_test_util_never_polls(struct kunit *test)
 	struct teo_fake *f = teo_fake_new(test, &x86);
 
 	f->utilized = true;
-	KUNIT_EXPECT_EQ(test, teo_fake_alternate(test, f, 40, 100, 0), 0);
-	KUNIT_EXPECT_GT_MSG(test, teo_fake_alternate(test, f, 30, 100, 1), 0,
+	KUNIT_EXPECT_EQ(test, teo_fake_alternate(test, f, 40, 0, 100, 0), 0);
+	KUNIT_EXPECT_GT_MSG(test, teo_fake_alternate(test, f, 30, 0, 100, 1), 0,
 			    "the early wakeups never got C1");
 }
 
