@@ -304,6 +304,27 @@ static bool line_resumes(const struct trace *t)
 	return t->version >= 3;
 }
 
+/*
+ * The time to the next tick from a call @elapsed_ns into period @p, which
+ * began @now_ns into the trace, the tick's period being @tick_ns: on a
+ * modeled line the ticks fall on multiples of the period; on a recorded
+ * one the first call is told the recorded tick, and a call @again after
+ * it the tick after @elapsed_ns, the recorded one and then one every
+ * period (a period away right after a tick that was due, even one due at
+ * the line's start).
+ */
+static s64 next_tick(const struct period *p, u64 now_ns, s64 elapsed_ns,
+		     bool again, s64 tick_ns)
+{
+	if (p->tick_ns < 0)
+		return tick_ns - (s64)((now_ns + elapsed_ns) % tick_ns);
+	if (!again)
+		return p->tick_ns;
+	if (elapsed_ns < p->tick_ns)
+		return p->tick_ns - elapsed_ns;
+	return tick_ns - (elapsed_ns - p->tick_ns) % tick_ns;
+}
+
 static char errbuf[512];
 
 static int fail(const char *file, int line, const char *fmt, ...)
@@ -1102,10 +1123,9 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 		/*
 		 * A recorded entry: one call, its tick as recorded, and more
 		 * only after a kept tick or a polling limit that the line says
-		 * nothing of, the next tick @again_tick away.
+		 * nothing of (@again).
 		 */
 		bool irq = false, recorded = p->tick_ns >= 0, again = false;
-		s64 again_tick = 0;
 		/*
 		 * The idle loop restarts a stopped tick only when the CPU
 		 * leaves it to run a task: after an interrupt that woke no
@@ -1134,17 +1154,15 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 		 * with the tick still stopped if the governor stopped it.
 		 */
 		do {
-			s64 delta_tick = !recorded ?
-					 cfg->tick_ns - (s64)((now + elapsed) % cfg->tick_ns) :
-					 again ? again_tick : p->tick_ns;
+			s64 delta_tick = next_tick(p, now, elapsed, again,
+						   cfg->tick_ns);
 			s64 idle = natural - elapsed, diff;
 			s64 cut = kept_tick_cut(p, delta_tick, elapsed);
-			bool stop_tick = true, tick_woke = false;
+			bool stop_tick = true, tick_woke = false, tick_cut = false;
 			bool poll_woke = false, polls, measured;
 			int idx, best, sidx = -1;
 			double best_uj;
 
-			again = false;
 			now_seen.sleep_length_ns = p->timer_ns - elapsed;
 			now_seen.delta_tick_ns = stopped ? now_seen.sleep_length_ns :
 					       delta_tick;
@@ -1195,8 +1213,7 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			} else if (!stopped && cut < idle &&
 				   !(polls && cfg->tick_in_poll)) {
 				idle = cut;
-				tick_woke = true;
-				again = recorded && line_resumes(t);
+				tick_woke = tick_cut = true;
 			}
 			if (polls) {
 				s64 poll_ns = poll_limit(&drv, dev, cfg->tick_ns);
@@ -1217,20 +1234,21 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 				if (cfg->tick_in_poll)
 					tick_woke = p->woke >= 0 ? p->woke :
 						    !stopped && cut < idle;
-				/*
-				 * A limit that the line says nothing of, before
-				 * its end and its timer (a timer seen late, past
-				 * its expiry, would have woken a polling CPU):
-				 * the rest is chosen for again, and a tick that
-				 * the line records ran at that end.
-				 */
-				if (recorded && p->limit < 0 && poll_woke &&
-				    idle < min(natural, p->timer_ns) - elapsed) {
-					again = line_resumes(t);
-					if (p->woke >= 0)
-						tick_woke = false;
-				}
 			}
+
+			/*
+			 * Cut short, before the line's end and its timer, by a
+			 * kept tick or a polling limit that a recorded line says
+			 * nothing of (kept_tick_cut() keeps the tick to the
+			 * timer; a timer seen late, past its expiry, would have
+			 * woken a polling CPU): the rest is chosen for again,
+			 * and a tick that the line records ran at its end.
+			 */
+			again = recorded && line_resumes(t) &&
+				(tick_cut || (poll_woke && p->limit < 0)) &&
+				idle < min(natural, p->timer_ns) - elapsed;
+			if (again && p->woke >= 0)
+				tick_woke = false;
 
 			/*
 			 * A recorded residency has its exit latency in it, a
@@ -1270,11 +1288,6 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 			if (idx < best)
 				r->misfit_ns += diff;
 			elapsed += idle;
-			/*
-			 * The next tick if the line goes on: a period away
-			 * after the tick that was due.
-			 */
-			again_tick = delta_tick > idle ? delta_tick - idle : cfg->tick_ns;
 			/*
 			 * A recorded tick that woke the CPU is no interrupt,
 			 * nor is a polling limit recorded past the wakeup.
@@ -1697,10 +1710,10 @@ static void test_recorded(void)
 }
 
 /*
- * Replay @trace, three one-state lines recorded at HZ=250, on @table: @what
+ * Replay @trace, a few one-state lines recorded at HZ=250, on @table: @what
  * passes with @wakeups wakeups, @want_ns of idle time and @irqs interrupts.
  */
-static void three_recorded(const char *table, const char *trace,
+static void replay_recorded(const char *table, const char *trace,
 			   const char *what, u64 wakeups, s64 want_ns, u64 irqs)
 {
 	struct replay_cfg cfg = { .tick_ns = 4 * NSEC_PER_MSEC, .exit_share_pct = 0 };
@@ -1724,15 +1737,18 @@ static void three_recorded(const char *table, const char *trace,
  * and the governor is called again for the other 100 us, which the
  * interrupt ends: a fourth wakeup, the second interrupt, and the line's
  * idle time all counted.  One state that does not poll, so that no
- * polling limit comes first.
+ * polling limit comes first.  A fourth line whose tick was due at its
+ * start: the tick wakes the CPU at once, and the next, a period later,
+ * comes after the interrupt (two more wakeups, a third interrupt).
  */
 static void test_woke(void)
 {
-	three_recorded("teo-states v1\nWFI 1 1 - 100\n", "teo-trace v3\n"
+	replay_recorded("teo-states v1\nWFI 1 1 - 100\n", "teo-trace v3\n"
 		       "10000000 200000 0 1024 - 0 0 100000 0 1\n"
 		       "10000000 200000 0 1024 - 0 0 100000 0 0\n"
-		       "10000000 200000 0 1024 - 0 0 100000 0 -\n",
-		       "recorded tick wakeups", 4, 200000 + 200000 + 200000, 2);
+		       "10000000 200000 0 1024 - 0 0 100000 0 -\n"
+		       "10000000 200000 0 1024 - 0 0 0 0 -\n",
+		       "recorded tick wakeups", 6, 4 * 200000, 3);
 }
 
 /*
@@ -1747,7 +1763,7 @@ static void test_woke(void)
  */
 static void test_limit(void)
 {
-	three_recorded("teo-states v1\nPOLL 0 0 poll 100\n", "teo-trace v4\n"
+	replay_recorded("teo-states v1\nPOLL 0 0 poll 100\n", "teo-trace v4\n"
 		       "10000000 300000 0 1024 - 0 0 1000000 0 0 0\n"
 		       "10000000 300000 0 1024 - 0 0 1000000 0 0 1\n"
 		       "10000000 300000 0 1024 - 0 0 1000000 0 0 -\n",
