@@ -259,12 +259,16 @@ struct period {
 	 * governor was told that the tick ran (1) or not (0) at the wakeup;
 	 * -1: not recorded.  Version 4 adds, for a polling state, whether its
 	 * time limit ended the entry (1) or not (0); -1: not recorded (the
-	 * limit ends the entry if it comes first).
+	 * limit ends the entry if it comes first).  Version 5 adds whether
+	 * the line's timer woke the CPU (1), though the measured residency
+	 * falls short of timer_ns, or not (0); -1: not recorded (a wakeup
+	 * before timer_ns is an interrupt).
 	 */
 	s64 tick_ns;
 	int stopped;
 	int woke;
 	int limit;
+	int by_timer;
 };
 
 struct trace {
@@ -490,9 +494,9 @@ static int parse_table(const char *name, const char *text,
  */
 static const char *const trace_field_names[] = {
 	"timer_ns", "irq_ns", "util", "capacity", "latency_ns", "cpu", "busy_ns",
-	"tick_ns", "stopped", "woke", "limit",
+	"tick_ns", "stopped", "woke", "limit", "by_timer",
 };
-static const int trace_fields[] = { 0, 7, 9, 10, 11 };
+static const int trace_fields[] = { 0, 7, 9, 10, 11, 12 };
 #define TRACE_FLAGS	8
 
 static int trace_line(void *ctx, const char *name, int line, char *s)
@@ -544,6 +548,7 @@ static int trace_line(void *ctx, const char *name, int line, char *s)
 		.capacity = v[3], .latency_ns = v[4], .cpu = v[5],
 		.busy_ns = v[6],
 		.tick_ns = v[7], .stopped = v[8], .woke = v[9], .limit = v[10],
+		.by_timer = v[11],
 	};
 	return 0;
 }
@@ -1137,7 +1142,13 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 
 		if (p->irq_ns >= 0 && p->irq_ns < natural) {
 			natural = p->irq_ns;
-			irq = true;
+			/*
+			 * Unless the line records that its timer woke the CPU:
+			 * the residency starts at the state's entry, the sleep
+			 * length at the selection, and under emulation the
+			 * time between them is long.
+			 */
+			irq = p->by_timer <= 0;
 		} else if (recorded && p->irq_ns >= 0) {
 			/* The measured residency: the timer, seen late. */
 			natural = p->irq_ns;
@@ -1770,6 +1781,21 @@ static void test_limit(void)
 		       "recorded polling limits", 4, 300000 + 300000 + 300000, 2);
 }
 
+/*
+ * Version 5's by_timer field: the timer is 1 ms from the selection, the
+ * kernel measured 950 us from the state's entry.  Where the line says the
+ * timer woke the CPU, the wakeup is no interrupt; where it says it did not,
+ * or does not say, it is one.  The idle time is the measured one in all.
+ */
+static void test_by_timer(void)
+{
+	replay_recorded("teo-states v1\nWFI 1 1 - 100\n", "teo-trace v5\n"
+		       "1000000 950000 0 1024 - 0 0 2000000 0 0 0 1\n"
+		       "1000000 950000 0 1024 - 0 0 2000000 0 0 0 0\n"
+		       "1000000 950000 0 1024 - 0 0 2000000 0 0 0 -\n",
+		       "recorded timer wakeups", 3, 3 * 950000, 2);
+}
+
 /* @text must fail to parse, with @want in the message. */
 static void trace_rejected(const char *text, const char *want, const char *what)
 {
@@ -1786,7 +1812,11 @@ static void test_formats(void)
 
 	trace_rejected("teo-trace v1\n100 - 0 1024 - 0 0\n1 2 x 1024 - 0 0\n", "t:3:",
 		       "trace with a bad 3rd line is rejected");
-	trace_rejected("teo-trace v5\n", "t:1:", "trace of an unknown version is rejected");
+	trace_rejected("teo-trace v6\n", "t:1:", "trace of an unknown version is rejected");
+	trace_rejected("teo-trace v5\n100 - 0 1024 - 0 0 50 0 0 0\n", "want 12 fields",
+		       "version 5 wants the by_timer field");
+	trace_rejected("teo-trace v5\n100 - 0 1024 - 0 0 50 0 0 0 2\n", "by_timer must be",
+		       "version 5's by_timer is 0, 1 or -");
 	trace_rejected("teo-trace v4\n100 - 0 1024 - 0 0 50 0 0\n", "want 11 fields",
 		       "version 4 wants the limit field");
 	trace_rejected("teo-trace v4\n100 - 0 1024 - 0 0 50 0 0 2\n", "limit must be",
@@ -2208,6 +2238,7 @@ static int self_test(long fuzz_iterations)
 	test_many_cpus();
 	test_recorded();
 	test_woke();
+	test_by_timer();
 	test_limit();
 	test_disabled_states();
 	if (fuzz_iterations) {
