@@ -260,9 +260,9 @@ struct period {
 	 * -1: not recorded.  Version 4 adds, for a polling state, whether its
 	 * time limit ended the entry (1) or not (0); -1: not recorded (the
 	 * limit ends the entry if it comes first).  Version 5 adds whether
-	 * the line's timer woke the CPU (1), though the measured residency
-	 * falls short of timer_ns, or not (0); -1: not recorded (a wakeup
-	 * before timer_ns is an interrupt).
+	 * a timer woke the CPU (1), even where the measured residency falls
+	 * short of timer_ns, or not (0); -1: not recorded (a wakeup before
+	 * timer_ns is an interrupt).
 	 */
 	s64 tick_ns;
 	int stopped;
@@ -1143,9 +1143,9 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 		if (p->irq_ns >= 0 && p->irq_ns < natural) {
 			natural = p->irq_ns;
 			/*
-			 * Unless the line records that its timer woke the CPU:
+			 * Unless the line records that a timer woke the CPU:
 			 * the residency starts at the state's entry, the sleep
-			 * length at the selection, and under emulation the
+			 * length at the idle loop's, and under emulation the
 			 * time between them is long.
 			 */
 			irq = p->by_timer <= 0;
@@ -1782,8 +1782,8 @@ static void test_limit(void)
 }
 
 /*
- * Version 5's by_timer field: the timer is 1 ms from the selection, the
- * kernel measured 950 us from the state's entry.  Where the line says the
+ * Version 5's by_timer field: the timer is 1 ms from the idle loop's entry,
+ * the kernel measured 950 us from the state's entry.  Where the line says the
  * timer woke the CPU, the wakeup is no interrupt; where it says it did not,
  * or does not say, it is one.  The idle time is the measured one in all.
  */
