@@ -14,7 +14,8 @@ A patch is judged against the patch before it, the series against
 mainline teo 7.3: a cell fails if the candidate is worse than the
 reference by more than 3% energy in either model, by more than 10% + 5 us
 mean exit latency paid at non-timer wakeups, or by more than 2 points of
-too-deep wakeups; a change passes when no cell fails and at least one
+too-deep wakeups (in % of the trace's idle periods: deep_pct()); a change
+passes when no cell fails and at least one
 geometric mean (energy in either model, latency, too deep) is better.
 """
 
@@ -64,7 +65,7 @@ DEEP_LIMIT = 2.0
 # is taken as (x + floor) / (ref + floor), so that a cell where both are
 # nearly 0 counts as a tie.  1 us is the exit latency of the shallowest
 # non-polling state of every table, below which no latency shows; 0.1
-# point is 4 wakeups of a replay of 4000 idle periods.
+# point is 4 wakeups of a replay of 4000 idle periods (deep_pct()).
 LATENCY_FLOOR_US = 1.0
 DEEP_FLOOR = 0.1
 # The oracle of each energy model (the least energy a replay can count
@@ -297,13 +298,29 @@ def energy(row, model, cost_ns=TICK_COST_NS):
     return e + row["tick_stops"] * (cost_ns - TICK_COST_NS) * row["running_mw"] / 1e9
 
 
+def deep_pct(row):
+    """A row's too-deep wakeups in % of the trace's idle periods, which are
+    the same for every governor of a cell.  The replay's too_deep_pct is a
+    share of the governor's own calls, which count a re-entry after each
+    tick that it kept: a governor that stops the tick in a long idle period
+    has fewer calls, and the same too-deep wakeups would read as a larger
+    share."""
+    return 100 * row["too_deep_wakeups"] / max(row["idle_periods"], 1)
+
+
+def shallow_pct(row):
+    """A row's too-shallow wakeups in % of the trace's idle periods (see
+    deep_pct())."""
+    return 100 * row["too_shallow_wakeups"] / max(row["idle_periods"], 1)
+
+
 def figures(cand, ref, cost_ns=TICK_COST_NS):
     """Each criterion's figures in one cell: {criterion: (candidate's,
     reference's)}."""
     return {"energy": (energy(cand, "default", cost_ns), energy(ref, "default", cost_ns)),
             "table": (energy(cand, "table", cost_ns), energy(ref, "table", cost_ns)),
             "latency": (cand["irq_exit_latency_mean_us"], ref["irq_exit_latency_mean_us"]),
-            "deep": (cand["too_deep_pct"], ref["too_deep_pct"])}
+            "deep": (deep_pct(cand), deep_pct(ref))}
 
 
 def over_limits(f):
@@ -337,7 +354,7 @@ def ratios(cand, ref, cost_ns=TICK_COST_NS):
         "table": energy(cand, "table", cost_ns) / energy(ref, "table", cost_ns),
         "latency": (cand["irq_exit_latency_mean_us"] + LATENCY_FLOOR_US) /
                    (ref["irq_exit_latency_mean_us"] + LATENCY_FLOOR_US),
-        "deep": (cand["too_deep_pct"] + DEEP_FLOOR) / (ref["too_deep_pct"] + DEEP_FLOOR),
+        "deep": (deep_pct(cand) + DEEP_FLOOR) / (deep_pct(ref) + DEEP_FLOOR),
     }
 
 
@@ -580,7 +597,7 @@ def results_table(cells):
         gov = gov or SERIES[-1]
         v = judge(cells, gov, REF)
         lat = sum(c[gov]["irq_exit_latency_mean_us"] for c in cells.values()) / n
-        deep = sum(c[gov]["too_deep_pct"] for c in cells.values()) / n
+        deep = sum(deep_pct(c[gov]) for c in cells.values()) / n
         per = [(NAMES[c], sum(1 for _, w in v["fails"] if any(x[0] == c for x in w)))
                for c in CRITERIA]
         worse = ", ".join(f"{k} {m}" for k, m in per if m) or "none"

@@ -2420,7 +2420,7 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		off_uj = r.energy_uj;
 
 	if (csv) {
-		printf("governor,wakeups,too_deep_pct,too_shallow_pct,oracle_pct,tick_stopped_pct,deepest_tick_stopped_pct,shallower_than_teo73_pct,irq_exit_latency_mean_us,irq_exit_latency_p99_us,energy_mj,energy_vs_util_off_pct,ns_per_decision,util_pct,misfit_pct,energy_table_mj,tick_stops,tick_stops_per_s,running_mw,misfit_ms");
+		printf("governor,wakeups,too_deep_pct,too_shallow_pct,oracle_pct,tick_stopped_pct,deepest_tick_stopped_pct,shallower_than_teo73_pct,irq_exit_latency_mean_us,irq_exit_latency_p99_us,energy_mj,energy_vs_util_off_pct,ns_per_decision,util_pct,misfit_pct,energy_table_mj,tick_stops,tick_stops_per_s,running_mw,misfit_ms,idle_periods,too_deep_wakeups,too_shallow_wakeups");
 		for (i = 0; i < drv->state_count; i++)
 			printf(",residency_pct_%s", drv->states[i].name);
 		printf("\n");
@@ -2455,7 +2455,7 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		total = max(total, 1.0);
 		stops_s = r.tick_stops * 1e9 / max(r.span_ns, 1);
 		if (csv)
-			printf("%s,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.3f,%.2f,%.1f,%.2f,%.3f,%.3f,%llu,%.1f,%d,%.3f",
+			printf("%s,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.3f,%.2f,%.1f,%.2f,%.3f,%.3f,%llu,%.1f,%d,%.3f,%zu,%llu,%llu",
 			       names[n], r.wakeups, 100 * r.above / w, 100 * r.below / w,
 			       100 * r.oracle_hits / w, 100 * r.tick_stopped / w,
 			       100.0 * r.deepest_tick_stopped / max(r.deepest_entries, 1),
@@ -2465,7 +2465,7 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 			       cost_ns, 100 * r.util_sum / max(t->n, 1),
 			       100 * r.misfit_ns / total, r.energy_table_uj / 1e3,
 			       r.tick_stops, stops_s, running_mw(drv),
-			       r.misfit_ns / 1e6);
+			       r.misfit_ns / 1e6, t->n, r.above, r.below);
 		else
 			printf("%-12s %7llu %6.2f %6.2f %6.2f %6.2f %6.1f %7.1f %7.1f %9.3f %9.3f %+6.1f %5.0f %5.1f ",
 			       names[n], r.wakeups, 100 * r.above / w, 100 * r.below / w,
