@@ -1183,6 +1183,63 @@ static void teo_test_late_after_early(struct kunit *test)
 			    waits);
 }
 
+/*
+ * Frames on the RK3399-like table, the CPU not utilized: three waits for the
+ * GPU, each ended by its interrupt after 300 us (WFI's bin: early), then the
+ * wait for the next frame's timer, 12 ms away.  After an early wakeup the
+ * next one was early two times in three, but after a run of three it never
+ * was, so once that run's pattern has seen 32 frames, the wait for the timer
+ * gets cluster-sleep with the tick stopped in every one of the last 20
+ * frames, and none of their 60 GPU waits does.
+ */
+static void teo_test_runs_last_wait(struct kunit *test)
+{
+	struct teo_fake *f = teo_fake_new(test, &arm3);
+	int shallower, waits = teo_fake_frames(test, f, US(300), US(300), 2,
+					       &shallower);
+
+	KUNIT_EXPECT_EQ_MSG(test, waits, 20,
+			    "the wait for the timer got cluster-sleep, tick stopped, in %d of the last 20 frames",
+			    waits);
+	KUNIT_EXPECT_EQ_MSG(test, shallower, 60,
+			    "the GPU waits got a shallower state in %d of 60",
+			    shallower);
+}
+
+/*
+ * Runs of 1 to 6 waits for a device (300 us each: early), their lengths drawn
+ * at random with a fixed seed, each run followed by a wait for a timer 12 ms
+ * away.  After a run of three or more, the next wakeup is early three times
+ * in four, so that run's pattern never says that no early wakeup is coming,
+ * and none of the device waits of the last 100 runs gets cluster-sleep.
+ */
+static void teo_test_runs_random(struct kunit *test)
+{
+	struct teo_fake *f = teo_fake_new(test, &arm3);
+	struct rnd_state rnd;
+	int run, i, n, idx, deep = 0, waits = 0;
+
+	prandom_seed_state(&rnd, 3);
+	for (run = 0; run < 200; run++) {
+		n = 1 + prandom_u32_state(&rnd) % 6;
+		f->sleep_length_ns = MS(16);
+		for (i = 0; i < n; i++) {
+			idx = teo_fake_select(test, f, NULL);
+			if (run >= 100) {
+				deep += idx == 2;
+				waits++;
+			}
+			teo_fake_wake(f, idx, US(300), false, false);
+		}
+		f->sleep_length_ns = MS(12);
+		idx = teo_fake_select(test, f, NULL);
+		teo_fake_wake(f, idx, MS(12) + US(100), false, false);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, deep, 0,
+			    "device waits got cluster-sleep in %d of %d",
+			    deep, waits);
+}
+
 /**
  * struct teo_tick_case - Timer waits that the next tick would cut short.
  * @desc: What the case shows.
@@ -1492,6 +1549,8 @@ static struct kunit_case teo_test_cases[] = {
 	KUNIT_CASE(teo_test_util_odds),
 	KUNIT_CASE(teo_test_late_stops_tick),
 	KUNIT_CASE(teo_test_late_after_early),
+	KUNIT_CASE(teo_test_runs_last_wait),
+	KUNIT_CASE(teo_test_runs_random),
 	KUNIT_CASE_PARAM(teo_test_timer_before_tick, teo_tick_gen_params),
 	KUNIT_CASE(teo_test_poll_limit),
 	KUNIT_CASE(teo_test_disabled_in_between),
