@@ -1142,68 +1142,69 @@ static int teo_fake_frames(struct kunit *test, struct teo_fake *f,
 	return waits;
 }
 
-/*
- * 60 Hz frames on POWER's two states, the CPU not utilized: the GPU
- * interrupts after 500 us fall into CEDE's bin, the deepest, so none of
- * the wakeups is early, but as intercepts within the tick period, three
- * quarters of the wakeups, they would keep the tick for CEDE.  Once the
- * pattern has seen 32 wakeups after one that was not early, and never an
- * early one, the tick is stopped for CEDE: for the wait for the next
- * frame's timer, 12 ms away, in every one of the last 20 frames.
+/**
+ * struct teo_frames_case - 60 frames of teo_fake_frames() on a CPU that is
+ *	not utilized, and what the last 20 of them get.
+ * @desc: What the case shows.
+ * @table: State table.
+ * @gpu_ns: The first two waits for the GPU.
+ * @last_gpu_ns: The third.
+ * @deepest: The state that the wait for the timer gets, the tick stopped, in
+ *	every one of the last 20 frames.
+ * @shallower: How many of their 60 GPU waits get a state shallower than
+ *	@deepest, or -1 if that is not checked.
+ *
+ * - POWER's two states, GPU interrupts after 500 us: they fall into CEDE's
+ *   bin, the deepest, so none of the wakeups is early, but as intercepts
+ *   within the tick period, three quarters of the wakeups, they would keep
+ *   the tick for CEDE.  Once the pattern after a wakeup that was not early
+ *   has seen 32 wakeups and never an early one, the tick is stopped for
+ *   CEDE, and the GPU waits get CEDE too.
+ * - The same with the third GPU interrupt after 50 us, in snooze's bin: an
+ *   early wakeup, after which only the wait for the timer ever came.  After
+ *   a wakeup that was not early, "early" one time in three, but after a run
+ *   of one early wakeup, "never".
+ * - The RK3399-like table, every GPU interrupt after 300 us (WFI's bin:
+ *   early).  After an early wakeup the next one was early two times in
+ *   three, but after a run of three it never was.
  */
-static void teo_test_late_stops_tick(struct kunit *test)
-{
-	struct teo_fake *f = teo_fake_new(test, &power);
-	int snooze, waits = teo_fake_frames(test, f, US(500), US(500), 1,
-					    &snooze);
+struct teo_frames_case {
+	const char *desc;
+	const struct teo_table *table;
+	s64 gpu_ns;
+	s64 last_gpu_ns;
+	int deepest;
+	int shallower;
+};
 
-	KUNIT_EXPECT_EQ_MSG(test, waits, 20,
-			    "the wait for the timer got CEDE, tick stopped, in %d of the last 20 frames",
-			    waits);
-	KUNIT_EXPECT_EQ_MSG(test, snooze, 0,
-			    "the GPU waits got snooze in %d of 60", snooze);
+static const struct teo_frames_case teo_frames_cases[] = {
+	{ "power: no early wakeup, CEDE for all", &power, US(500), US(500), 1, 0 },
+	{ "power: the wait after one early wakeup", &power, US(500), US(50), 1, -1 },
+	{ "arm3: the wait after a run of three", &arm3, US(300), US(300), 2, 60 },
+};
+
+static void teo_frames_desc(const struct teo_frames_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", c->desc);
 }
 
-/*
- * The same frames with the third GPU interrupt after 50 us, in snooze's
- * bin: an early wakeup, after which only the timer's wait ever came.  The
- * pattern after a wakeup that was not early says "early" one time in three,
- * but the one after an early wakeup says "never", so the wait for the
- * timer, which always follows the early wakeup, gets CEDE with the tick
- * stopped in every one of the last 20 frames.
- */
-static void teo_test_late_after_early(struct kunit *test)
-{
-	struct teo_fake *f = teo_fake_new(test, &power);
-	int snooze, waits = teo_fake_frames(test, f, US(500), US(50), 1,
-					    &snooze);
+KUNIT_ARRAY_PARAM(teo_frames, teo_frames_cases, teo_frames_desc);
 
-	KUNIT_EXPECT_EQ_MSG(test, waits, 20,
-			    "the wait for the timer got CEDE, tick stopped, in %d of the last 20 frames",
-			    waits);
-}
-
-/*
- * Frames on the RK3399-like table, the CPU not utilized: three waits for the
- * GPU, each ended by its interrupt after 300 us (WFI's bin: early), then the
- * wait for the next frame's timer, 12 ms away.  After an early wakeup the
- * next one was early two times in three, but after a run of three it never
- * was, so once that run's pattern has seen 32 frames, the wait for the timer
- * gets cluster-sleep with the tick stopped in every one of the last 20
- * frames, and none of their 60 GPU waits does.
- */
-static void teo_test_runs_last_wait(struct kunit *test)
+static void teo_test_frames(struct kunit *test)
 {
-	struct teo_fake *f = teo_fake_new(test, &arm3);
-	int shallower, waits = teo_fake_frames(test, f, US(300), US(300), 2,
+	const struct teo_frames_case *c = test->param_value;
+	struct teo_fake *f = teo_fake_new(test, c->table);
+	int shallower, waits = teo_fake_frames(test, f, c->gpu_ns,
+					       c->last_gpu_ns, c->deepest,
 					       &shallower);
 
 	KUNIT_EXPECT_EQ_MSG(test, waits, 20,
-			    "the wait for the timer got cluster-sleep, tick stopped, in %d of the last 20 frames",
-			    waits);
-	KUNIT_EXPECT_EQ_MSG(test, shallower, 60,
-			    "the GPU waits got a shallower state in %d of 60",
-			    shallower);
+			    "the wait for the timer got %s, tick stopped, in %d of the last 20 frames",
+			    c->table->states[c->deepest].name, waits);
+	if (c->shallower >= 0)
+		KUNIT_EXPECT_EQ_MSG(test, shallower, c->shallower,
+				    "the GPU waits got a state shallower than %s in %d of 60",
+				    c->table->states[c->deepest].name, shallower);
 }
 
 /*
@@ -1550,9 +1551,7 @@ static struct kunit_case teo_test_cases[] = {
 	KUNIT_CASE(teo_test_util_not_utilized),
 	KUNIT_CASE(teo_test_util_never_polls),
 	KUNIT_CASE(teo_test_util_odds),
-	KUNIT_CASE(teo_test_late_stops_tick),
-	KUNIT_CASE(teo_test_late_after_early),
-	KUNIT_CASE(teo_test_runs_last_wait),
+	KUNIT_CASE_PARAM(teo_test_frames, teo_frames_gen_params),
 	KUNIT_CASE(teo_test_runs_random),
 	KUNIT_CASE_PARAM(teo_test_timer_before_tick, teo_tick_gen_params),
 	KUNIT_CASE(teo_test_poll_limit),
