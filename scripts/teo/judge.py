@@ -15,8 +15,8 @@ mainline teo 7.3: a cell fails if the candidate is worse than the
 reference by more than 3% energy in either model, by more than 10% + 5 us
 mean exit latency paid at non-timer wakeups, or by more than 2 points of
 too-deep wakeups (in % of the trace's idle periods: deep_pct()); a change
-passes when no cell fails and at least one
-geometric mean (energy in either model, latency, too deep) is better.
+passes when no cell fails and at least one geometric mean (energy in either
+model, latency, too deep) is better.
 """
 
 import concurrent.futures
