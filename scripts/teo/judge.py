@@ -298,20 +298,26 @@ def energy(row, model, cost_ns=TICK_COST_NS):
     return e + row["tick_stops"] * (cost_ns - TICK_COST_NS) * row["running_mw"] / 1e9
 
 
+def per_period(rows, count):
+    """The wakeups counted in @count ("too_deep_wakeups" or
+    "too_shallow_wakeups") over @rows, in % of their traces' idle periods,
+    which are the same for every governor of a cell.  The replay's
+    too_deep_pct is a share of the governor's own calls, which count a
+    re-entry after each tick that it kept: a governor that stops the tick
+    in a long idle period has fewer calls, and the same too-deep wakeups
+    would read as a larger share."""
+    periods = sum(r["idle_periods"] for r in rows)
+    return 100 * sum(r[count] for r in rows) / periods if periods else 0.0
+
+
 def deep_pct(row):
-    """A row's too-deep wakeups in % of the trace's idle periods, which are
-    the same for every governor of a cell.  The replay's too_deep_pct is a
-    share of the governor's own calls, which count a re-entry after each
-    tick that it kept: a governor that stops the tick in a long idle period
-    has fewer calls, and the same too-deep wakeups would read as a larger
-    share."""
-    return 100 * row["too_deep_wakeups"] / max(row["idle_periods"], 1)
+    """A row's too-deep wakeups in % of the trace's idle periods."""
+    return per_period([row], "too_deep_wakeups")
 
 
 def shallow_pct(row):
-    """A row's too-shallow wakeups in % of the trace's idle periods (see
-    deep_pct())."""
-    return 100 * row["too_shallow_wakeups"] / max(row["idle_periods"], 1)
+    """A row's too-shallow wakeups in % of the trace's idle periods."""
+    return per_period([row], "too_shallow_wakeups")
 
 
 def figures(cand, ref, cost_ns=TICK_COST_NS):
