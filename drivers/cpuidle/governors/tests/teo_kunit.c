@@ -1111,6 +1111,49 @@ static void teo_test_util_never_polls(struct kunit *test)
 }
 
 /*
+ * The intercepts, most of them in C2's bin, have made C2 of the candidate C3,
+ * and each of the last 40 wakeups after a single early one was early too,
+ * the last early one in C1's bin.  On a utilized CPU the pattern goes below
+ * the intercepts' choice, to C1, and keeps the tick; on one that is not, C2
+ * stays.  With 40 wakeups, all early, the pattern clears two standard
+ * errors of break-even against C2 when a wrong guess (half a tick period
+ * plus C2's 360 us) costs less than 10 times what an early wakeup saves
+ * (340 us): 2.36 ms at HZ=250, but 5.36 ms at HZ=100.
+ */
+static void teo_test_util_below_intercepts(struct kunit *test)
+{
+	static const bool utilized[] = { false, true };
+	struct teo_fake *f;
+	bool stop;
+	int i, idx;
+
+	if (HZ < 250)
+		kunit_skip(test, "made for HZ=250 or more, this kernel has HZ=%d",
+			   HZ);
+
+	for (i = 0; i < ARRAY_SIZE(utilized); i++) {
+		f = teo_fake_new(test, &x86);
+		f->utilized = utilized[i];
+		f->cpu.state_bins[1].intercepts = 3 * PULSE;
+		f->cpu.state_bins[2].intercepts = 5 * PULSE;
+		f->cpu.state_bins[3].hits = 4 * PULSE;
+		f->cpu.total = 13 * PULSE;
+		f->cpu.run = 1;
+		f->cpu.patterns[1].early = 40;
+		f->cpu.patterns[1].seen = 40;
+		f->cpu.early_bin = 1;
+		f->cpu.early_ns = US(20);
+
+		idx = teo_fake_select(test, f, &stop);
+		KUNIT_EXPECT_EQ_MSG(test, idx, utilized[i] ? 1 : 2,
+				    "utilized: %d", utilized[i]);
+		if (utilized[i])
+			KUNIT_EXPECT_FALSE_MSG(test, stop,
+					       "tick stopped for the guess");
+	}
+}
+
+/*
  * 60 frames on @f: three waits for the GPU, the first two ended by its
  * interrupt after @gpu_ns and the third after @last_gpu_ns, with the frame's
  * timer 16 ms away, then the wait for the next frame's timer, 12 ms away.
@@ -1551,6 +1594,7 @@ static struct kunit_case teo_test_cases[] = {
 	KUNIT_CASE(teo_test_util_not_utilized),
 	KUNIT_CASE(teo_test_util_never_polls),
 	KUNIT_CASE(teo_test_util_odds),
+	KUNIT_CASE(teo_test_util_below_intercepts),
 	KUNIT_CASE_PARAM(teo_test_frames, teo_frames_gen_params),
 	KUNIT_CASE(teo_test_runs_random),
 	KUNIT_CASE_PARAM(teo_test_timer_before_tick, teo_tick_gen_params),
