@@ -747,6 +747,28 @@ static s64 teo_pct_of_tick(unsigned int pct)
 	return div_s64((s64)TICK_NSEC * pct, 100);
 }
 
+/*
+ * Load @hits and @intercepts into @f's bins, with the totals derived from
+ * them as the update keeps them: all wakeups, and the intercepts of the bins
+ * that end within a tick period (the next state's target residency is at
+ * most TICK_NSEC).
+ */
+static void teo_fake_metrics(struct teo_fake *f, const unsigned int *hits,
+			     const unsigned int *intercepts)
+{
+	const struct cpuidle_driver *drv = &f->drv;
+	int i;
+
+	for (i = 0; i < CPUIDLE_STATE_MAX; i++) {
+		f->cpu.state_bins[i].hits = hits[i];
+		f->cpu.state_bins[i].intercepts = intercepts[i];
+		f->cpu.total += hits[i] + intercepts[i];
+		if (i + 1 < drv->state_count &&
+		    drv->states[i + 1].target_residency_ns <= TICK_NSEC)
+			f->cpu.tick_intercepts += intercepts[i];
+	}
+}
+
 static void teo_test_select(struct kunit *test)
 {
 	const struct teo_select_case *c = test->param_value;
@@ -759,15 +781,9 @@ static void teo_test_select(struct kunit *test)
 			   c->row.hz, HZ);
 
 	f = teo_fake_new(test, c->row.table);
-	for (i = 0; i < CPUIDLE_STATE_MAX; i++) {
+	for (i = 0; i < CPUIDLE_STATE_MAX; i++)
 		f->dev.states_usage[i].disable = !!(c->disabled & BIT(i));
-		f->cpu.state_bins[i].hits = c->hits[i];
-		f->cpu.state_bins[i].intercepts = c->intercepts[i];
-		f->cpu.total += c->hits[i] + c->intercepts[i];
-		if (i + 1 < c->row.table->count &&
-		    c->row.table->states[i + 1].target_residency_ns <= TICK_NSEC)
-			f->cpu.tick_intercepts += c->intercepts[i];
-	}
+	teo_fake_metrics(f, c->hits, c->intercepts);
 	f->cpu.short_idles = c->brief_idles;
 	f->latency_req_ns = c->latency_req_ns;
 	f->tick_stopped = c->tick_stopped;
@@ -1122,6 +1138,10 @@ static void teo_test_util_never_polls(struct kunit *test)
  */
 static void teo_test_util_below_intercepts(struct kunit *test)
 {
+	static const unsigned int hits[CPUIDLE_STATE_MAX] = { [3] = 4 * PULSE };
+	static const unsigned int intercepts[CPUIDLE_STATE_MAX] = {
+		[1] = 3 * PULSE, [2] = 5 * PULSE,
+	};
 	static const bool utilized[] = { false, true };
 	struct teo_fake *f;
 	bool stop;
@@ -1134,10 +1154,7 @@ static void teo_test_util_below_intercepts(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(utilized); i++) {
 		f = teo_fake_new(test, &x86);
 		f->utilized = utilized[i];
-		f->cpu.state_bins[1].intercepts = 3 * PULSE;
-		f->cpu.state_bins[2].intercepts = 5 * PULSE;
-		f->cpu.state_bins[3].hits = 4 * PULSE;
-		f->cpu.total = 13 * PULSE;
+		teo_fake_metrics(f, hits, intercepts);
 		f->cpu.run = 1;
 		f->cpu.patterns[1].early = 40;
 		f->cpu.patterns[1].seen = 40;
