@@ -71,7 +71,10 @@ typedef s64 ktime_t;
  * Trace events (TRACE_EVENT()): each call fills the event's fields as the
  * kernel does and, if shim_trace is set (cpuidle-replay --events), prints
  * them as the kernel's trace file would, one event per line after the CPU
- * it was recorded on ("[001] teo_update: ...").
+ * it was recorded on ("[001] teo_update: ...").  Both trace_<event>() and
+ * trace_<event>_enabled() test it as the kernel tests the event's static
+ * key, with static_branch_unlikely(): the compiler keeps the work they
+ * guard off the common path, and instruction counts see that.
  */
 struct shim_symbol {
 	long value;
@@ -93,18 +96,21 @@ const char *shim_symbolic(long value, const struct shim_symbol *syms);
 #define TRACE_DEFINE_ENUM(x)
 #define TRACE_EVENT(name, proto, args, entry, assign, print)		\
 	struct shim_entry_##name { entry };				\
+	static inline bool trace_##name##_enabled(void)			\
+	{								\
+		return __builtin_expect(!!shim_trace, 0);		\
+	}								\
 	static inline void trace_##name(proto)				\
 	{								\
 		struct shim_entry_##name __e, *__entry = &__e;		\
 									\
-		if (!shim_trace)					\
+		if (!trace_##name##_enabled())				\
 			return;						\
 		assign							\
 		fprintf(shim_trace, "[%03u] ", shim_this_cpu);		\
 		fprintf(shim_trace, #name ": " print);			\
 		fputc('\n', shim_trace);				\
-	}								\
-	static inline bool trace_##name##_enabled(void) { return shim_trace; }
+	}
 
 /* 64-bit arithmetic helpers: plain C here. */
 #define div_u64(a, b)		((u64)(a) / (u32)(b))
