@@ -1171,6 +1171,45 @@ static void teo_test_util_below_intercepts(struct kunit *test)
 }
 
 /*
+ * The pattern says that the next wakeup will be early (each of the last 40
+ * after a single early one was, the last early one in C1's bin, 150 us long
+ * on average), so a utilized CPU gets C1 with the tick kept.  The tick ends
+ * that idle period after 200 us, and then again: the guess stands after the
+ * first tick (200 us cut from the wait, less than twice the early wakeups'
+ * mean), not after the second (400 us), when the metrics' C3 is back.  The
+ * pattern clears break-even at any HZ: a wrong guess (half a tick period
+ * plus C3's 3102 us) costs less than 10 times what an early wakeup saves
+ * (2952 us).
+ */
+static void teo_test_util_tick_cut(struct kunit *test)
+{
+	static const unsigned int hits[CPUIDLE_STATE_MAX] = { [3] = 4 * PULSE };
+	static const unsigned int intercepts[CPUIDLE_STATE_MAX] = {};
+	static const int want[] = { 1, 1, 3 };
+	struct teo_fake *f = teo_fake_new(test, &x86);
+	bool stop;
+	int i, idx;
+
+	f->utilized = true;
+	teo_fake_metrics(f, hits, intercepts);
+	f->cpu.run = 1;
+	f->cpu.patterns[1].early = 40;
+	f->cpu.patterns[1].seen = 40;
+	f->cpu.early_bin = 1;
+	f->cpu.early_ns = US(150);
+
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		idx = teo_fake_select(test, f, &stop);
+		KUNIT_EXPECT_EQ_MSG(test, idx, want[i], "after %d ticks", i);
+		if (want[i] == 1)
+			KUNIT_EXPECT_FALSE_MSG(test, stop,
+					       "tick stopped for the guess after %d ticks",
+					       i);
+		teo_fake_wake(f, idx, US(200), true, false);
+	}
+}
+
+/*
  * 60 frames on @f: three waits for the GPU, the first two ended by its
  * interrupt after @gpu_ns and the third after @last_gpu_ns, with the frame's
  * timer 16 ms away, then the wait for the next frame's timer, 12 ms away.
@@ -1612,6 +1651,7 @@ static struct kunit_case teo_test_cases[] = {
 	KUNIT_CASE(teo_test_util_never_polls),
 	KUNIT_CASE(teo_test_util_odds),
 	KUNIT_CASE(teo_test_util_below_intercepts),
+	KUNIT_CASE(teo_test_util_tick_cut),
 	KUNIT_CASE_PARAM(teo_test_frames, teo_frames_gen_params),
 	KUNIT_CASE(teo_test_runs_random),
 	KUNIT_CASE_PARAM(teo_test_timer_before_tick, teo_tick_gen_params),
