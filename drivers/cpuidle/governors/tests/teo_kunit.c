@@ -1127,6 +1127,20 @@ static void teo_test_util_never_polls(struct kunit *test)
 }
 
 /*
+ * The last wakeup was a single early one, in C1's bin, and each of the 40
+ * wakeups that followed such a one before was early too; early wakeups
+ * have lasted @early_ns on average.
+ */
+static void teo_fake_early_after_one(struct teo_fake *f, s64 early_ns)
+{
+	f->cpu.run = 1;
+	f->cpu.patterns[1].early = 40;
+	f->cpu.patterns[1].seen = 40;
+	f->cpu.early_bin = 1;
+	f->cpu.early_ns = early_ns;
+}
+
+/*
  * The intercepts, most of them in C2's bin, have made C2 of the candidate C3,
  * and each of the last 40 wakeups after a single early one was early too,
  * the last early one in C1's bin.  On a utilized CPU the pattern goes below
@@ -1155,11 +1169,7 @@ static void teo_test_util_below_intercepts(struct kunit *test)
 		f = teo_fake_new(test, &x86);
 		f->utilized = utilized[i];
 		teo_fake_metrics(f, hits, intercepts);
-		f->cpu.run = 1;
-		f->cpu.patterns[1].early = 40;
-		f->cpu.patterns[1].seen = 40;
-		f->cpu.early_bin = 1;
-		f->cpu.early_ns = US(20);
+		teo_fake_early_after_one(f, US(20));
 
 		idx = teo_fake_select(test, f, &stop);
 		KUNIT_EXPECT_EQ_MSG(test, idx, utilized[i] ? 1 : 2,
@@ -1192,11 +1202,7 @@ static void teo_test_util_tick_cut(struct kunit *test)
 
 	f->utilized = true;
 	teo_fake_metrics(f, hits, intercepts);
-	f->cpu.run = 1;
-	f->cpu.patterns[1].early = 40;
-	f->cpu.patterns[1].seen = 40;
-	f->cpu.early_bin = 1;
-	f->cpu.early_ns = US(150);
+	teo_fake_early_after_one(f, US(150));
 
 	for (i = 0; i < ARRAY_SIZE(want); i++) {
 		idx = teo_fake_select(test, f, &stop);
