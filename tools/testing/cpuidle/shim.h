@@ -98,7 +98,7 @@ const char *shim_symbolic(long value, const struct shim_symbol *syms);
 	struct shim_entry_##name { entry };				\
 	static inline bool trace_##name##_enabled(void)			\
 	{								\
-		return __builtin_expect(!!shim_trace, 0);		\
+		return unlikely(shim_trace);				\
 	}								\
 	static inline void trace_##name(proto)				\
 	{								\
