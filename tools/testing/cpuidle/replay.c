@@ -2088,6 +2088,81 @@ static void test_disabled_states(void)
 }
 
 /*
+ * The teo_select event's reason is that of the last step that changed the
+ * state, and every step but the sleep length's and the single state's
+ * goes shallower than the candidate, so with any other reason the state
+ * picked is shallower than the candidate.  Over random tables (exit
+ * latencies in any order), disabled states and latency limits, with the
+ * events on, which must not change a decision either.
+ */
+static void test_select_reasons(void)
+{
+	static const char *const reasons[] = {
+		"timer", "latency", "intercepts", "util", "tick", "single",
+	};
+	const struct gov *g = find_gov("teo");
+	const struct gov *before = find_gov(step_before(STEP_TRACE));
+	u64 seed, events = 0, bad = 0, differ = 0;
+	u64 seen[ARRAY_SIZE(reasons)] = { 0 };
+	char first[160] = "";
+	int i;
+
+	if (!g || !before) {
+		check(false, "select reasons: no governor teo or %s",
+		      step_before(STEP_TRACE));
+		return;
+	}
+	for (seed = 0; seed < 1000; seed++) {
+		struct cpuidle_driver drv;
+		struct replay_cfg cfg;
+		struct trace t;
+		struct result r;
+		char *buf = NULL, *line;
+		size_t len = 0;
+
+		fuzz_make(seed, false, &drv, &t, &cfg);
+		cfg.shadow = before;
+		shim_trace = open_memstream(&buf, &len);
+		if (!shim_trace) {
+			check(false, "select reasons: open_memstream: %s",
+			      strerror(errno));
+			free(t.p);
+			return;
+		}
+		if (replay(&drv, &t, g, &cfg, &r) || r.shadow_same != r.wakeups)
+			differ++;
+		fclose(shim_trace);
+		shim_trace = NULL;
+		free(t.p);
+		for (line = strstr(buf, "teo_select: "); line;
+		     line = strstr(line + 1, "teo_select: ")) {
+			char why[16];
+			int cand, state;
+
+			if (sscanf(line, "teo_select: cand=%d state=%d reason=%15s",
+				   &cand, &state, why) != 3)
+				continue;
+			events++;
+			for (i = 0; i < (int)ARRAY_SIZE(reasons); i++)
+				if (!strcmp(why, reasons[i]))
+					seen[i]++;
+			if (strcmp(why, "timer") && strcmp(why, "single") &&
+			    state >= cand && !bad++)
+				snprintf(first, sizeof(first),
+					 "seed %llu: cand=%d state=%d reason=%s",
+					 seed, cand, state, why);
+		}
+		free(buf);
+	}
+	check(events && !bad && !differ,
+	      "select reasons: %llu teo_select events over 1000 random cases, %llu with a reason other than timer or single and a state not shallower than the candidate%s%s; %llu cases decided otherwise with the events on",
+	      events, bad, first[0] ? ", first at " : "", first, differ);
+	for (i = 0; i < (int)ARRAY_SIZE(reasons); i++)
+		check(seen[i], "select reasons: reason=%s in %llu events",
+		      reasons[i], seen[i]);
+}
+
+/*
  * One case from @seed through the four replays into @st; with @dec, our
  * teo's decisions are written there.  @report prints each finding.
  */
@@ -2241,6 +2316,7 @@ static int self_test(long fuzz_iterations)
 	test_by_timer();
 	test_limit();
 	test_disabled_states();
+	test_select_reasons();
 	if (fuzz_iterations) {
 		struct fuzz_stats st;
 		int i;
