@@ -2102,6 +2102,7 @@ static void test_select_reasons(void)
 	};
 	const struct gov *g = find_gov("teo");
 	const struct gov *before = find_gov(step_before(STEP_TRACE));
+	const u64 cases = 1000;
 	u64 seed, events = 0, bad = 0, differ = 0;
 	u64 seen[ARRAY_SIZE(reasons)] = { 0 };
 	char first[160] = "";
@@ -2112,7 +2113,7 @@ static void test_select_reasons(void)
 		      step_before(STEP_TRACE));
 		return;
 	}
-	for (seed = 0; seed < 1000; seed++) {
+	for (seed = 0; seed < cases; seed++) {
 		struct cpuidle_driver drv;
 		struct replay_cfg cfg;
 		struct trace t;
@@ -2155,8 +2156,8 @@ static void test_select_reasons(void)
 		free(buf);
 	}
 	check(events && !bad && !differ,
-	      "select reasons: %llu teo_select events over 1000 random cases, %llu with a reason other than timer or single and a state not shallower than the candidate%s%s; %llu cases decided otherwise with the events on",
-	      events, bad, first[0] ? ", first at " : "", first, differ);
+	      "select reasons: %llu teo_select events over %llu random cases, %llu with a reason other than timer or single and a state not shallower than the candidate%s%s; %llu cases decided otherwise with the events on",
+	      events, cases, bad, first[0] ? ", first at " : "", first, differ);
 	for (i = 0; i < (int)ARRAY_SIZE(reasons); i++)
 		check(seen[i], "select reasons: reason=%s in %llu events",
 		      reasons[i], seen[i]);
