@@ -2091,9 +2091,9 @@ static void test_disabled_states(void)
  * The teo_select event's reason is that of the last step that changed the
  * state, and every step but those that name "timer" or "single" goes only
  * shallower, from a state no deeper than the candidate, so with any other
- * reason the state picked is shallower than the candidate.  Over random tables (exit
- * latencies in any order), disabled states and latency limits, with the
- * events on, which must not change a decision either.
+ * reason the state picked is shallower than the candidate.  Over random
+ * tables (exit latencies in any order), disabled states and latency
+ * limits, with the events on, which must not change a decision either.
  */
 static void test_select_reasons(void)
 {
