@@ -2140,10 +2140,16 @@ static void test_select_reasons(void)
 			char why[16];
 			int cand, state;
 
-			if (sscanf(line, "teo_select: cand=%d state=%d reason=%15s",
-				   &cand, &state, why) != 3)
-				continue;
 			events++;
+			if (sscanf(line, "teo_select: cand=%d state=%d reason=%15s",
+				   &cand, &state, why) != 3) {
+				if (!bad++)
+					snprintf(first, sizeof(first),
+						 "seed %llu: unreadable: %.*s",
+						 seed, (int)strcspn(line, "\n"),
+						 line);
+				continue;
+			}
 			for (i = 0; i < (int)ARRAY_SIZE(reasons); i++)
 				if (!strcmp(why, reasons[i]))
 					seen[i]++;
@@ -2156,7 +2162,7 @@ static void test_select_reasons(void)
 		free(buf);
 	}
 	check(events && !bad && !differ,
-	      "select reasons: %llu teo_select events over %llu random cases, %llu with a reason other than timer or single and a state not shallower than the candidate%s%s; %llu cases decided otherwise with the events on",
+	      "select reasons: %llu teo_select events over %llu random cases, %llu unreadable or with a reason other than timer or single and a state not shallower than the candidate%s%s; %llu cases decided otherwise with the events on",
 	      events, cases, bad, first[0] ? ", first at " : "", first, differ);
 	for (i = 0; i < (int)ARRAY_SIZE(reasons); i++)
 		check(seen[i], "select reasons: reason=%s in %llu events",
