@@ -1993,8 +1993,8 @@ static const char *step_before(const char *step)
  * decision (every other case with extreme values), and the series' three
  * lockstep pairs, which must agree on every decision: the first patch and
  * mainline teo, the step that brings utilization awareness with it off and
- * the step before it, our teo and the step before the trace
- * events (no later step changes a decision).  The replays drive the glue
+ * the step before it, the step that adds the trace events and the step
+ * before it (the events change no decision).  The replays drive the glue
  * as the idle loop does: the tick kept stopped across periods that wake no task,
  * polling states ended by their time limit, the tick noticed inside a
  * polling state, disabled states and latency limits.  A finding is an
@@ -2005,7 +2005,8 @@ static const char *step_before(const char *step)
 
 static const char *const fuzz_names[FUZZ_REPLAYS] = {
 	"invariants of teo", "teo-step01 and teo-7.3",
-	STEP_UTIL "-noutil and the step before it", "teo and the step before the trace events",
+	STEP_UTIL "-noutil and the step before it",
+	STEP_TRACE " and the step before it",
 };
 
 /**
@@ -2093,14 +2094,15 @@ static void test_disabled_states(void)
  * shallower, from a state no deeper than the candidate, so with any other
  * reason the state picked is shallower than the candidate.  Over random
  * tables (exit latencies in any order), disabled states and latency
- * limits, with the events on, which must not change a decision either.
+ * limits, through the step that adds the events, with them on: it must
+ * still decide like the step before it.
  */
 static void test_select_reasons(void)
 {
 	static const char *const reasons[] = {
 		"timer", "latency", "intercepts", "util", "tick", "single",
 	};
-	const struct gov *g = find_gov("teo");
+	const struct gov *g = find_gov(STEP_TRACE);
 	const struct gov *before = find_gov(step_before(STEP_TRACE));
 	const u64 cases = 1000;
 	u64 seed, events = 0, bad = 0, differ = 0;
@@ -2109,8 +2111,8 @@ static void test_select_reasons(void)
 	int i;
 
 	if (!g || !before) {
-		check(false, "select reasons: no governor teo or %s",
-		      step_before(STEP_TRACE));
+		check(false, "select reasons: no governor %s or %s",
+		      STEP_TRACE, step_before(STEP_TRACE));
 		return;
 	}
 	for (seed = 0; seed < cases; seed++) {
@@ -2179,7 +2181,7 @@ static void fuzz_case(u64 seed, struct fuzz_stats *st, FILE *dec, bool report)
 		NULL, "teo-7.3", step_before(STEP_UTIL), step_before(STEP_TRACE),
 	};
 	const char *gname[FUZZ_REPLAYS] = {
-		"teo", "teo-step01", STEP_UTIL "-noutil", "teo",
+		"teo", "teo-step01", STEP_UTIL "-noutil", STEP_TRACE,
 	};
 	int i;
 
