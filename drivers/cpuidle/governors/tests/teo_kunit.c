@@ -1353,21 +1353,28 @@ static void teo_test_runs_random(struct kunit *test)
  * struct teo_tick_case - Timer waits that the next tick would cut short.
  * @desc: What the case shows.
  * @wait_ns: The wait for the timer, 0 for 7/8 of the tick period.
+ * @tick_ns: The time till the next tick, 0 for 1 ms.
  * @irq_pct: The odds in percent that an interrupt ends a wait after 300 us.
- * @stops: How many of the last 20 waits get cluster-sleep with the tick
- *	stopped.
+ * @state: The state expected with the tick stopped.
+ * @stops: How many of the last 20 waits get @state with the tick stopped
+ *	(and none of them another state with the tick stopped).
  */
 struct teo_tick_case {
 	const char *desc;
 	s64 wait_ns;
+	s64 tick_ns;
 	int irq_pct;
+	int state;
 	int stops;
 };
 
 static const struct teo_tick_case teo_tick_cases[] = {
-	{ "no early wakeup, the state fits: tick stopped", 0, 0, 20 },
-	{ "the state fits, its exit latency not: tick kept", US(2250), 0, 0 },
-	{ "random interrupts: tick kept", 0, 25, 0 },
+	{ "no early wakeup, the state fits: tick stopped", 0, 0, 0, 2, 20 },
+	{ "the state fits, its exit latency not: tick stopped for cpu-sleep",
+	  US(2250), 0, 0, 1, 20 },
+	{ "the rest after the tick fits the state: tick kept",
+	  US(2450), US(100), 0, 1, 0 },
+	{ "random interrupts: tick kept", 0, 0, 25, 2, 0 },
 };
 
 static void teo_tick_desc(const struct teo_tick_case *c, char *desc)
@@ -1379,27 +1386,32 @@ KUNIT_ARRAY_PARAM(teo_tick, teo_tick_cases, teo_tick_desc);
 
 /*
  * Waits for a timer closer than a tick period on the Arm table with three
- * states, the next tick 1 ms away, nearer than the timer and than
- * cluster-sleep's target residency (2 ms).  A wait for which the tick is
- * kept is cut by it, and the rest of it is chosen for again; an interrupt
- * (odds drawn from prandom, seed 1) may end a wait after 300 us.  The
- * tick is stopped for cluster-sleep only where no early wakeup is expected
- * and the wait has room for its target residency and exit latency (2.5 ms).
+ * states, the next tick nearer than the timer and than cluster-sleep's
+ * target residency (2 ms).  A wait for which the tick is kept is cut by
+ * it, and the rest of it is chosen for again; an interrupt (odds drawn from
+ * prandom, seed 1) may end a wait after 300 us.  Where no early wakeup is
+ * expected, the tick is stopped for cluster-sleep if the wait has room for
+ * its target residency and exit latency (2.5 ms); if not, and the rest
+ * after the tick is too short for cluster-sleep as well, for cpu-sleep
+ * (1150 us with its exit latency).  A rest of 2.35 ms is long enough for
+ * cluster-sleep, and for its wakeup, less half the exit latency, to count
+ * in cluster-sleep's bin: the tick is kept for it.
  */
 static void teo_test_timer_before_tick(struct kunit *test)
 {
 	const struct teo_tick_case *c = test->param_value;
+	const struct cpuidle_state *s = &arm3.states[c->state];
 	const struct cpuidle_state *deep = &arm3.states[2];
 	s64 wait_ns = c->wait_ns ?: TICK_NSEC - TICK_NSEC / 8;
+	s64 tick_ns = c->tick_ns ?: MS(1);
+	int period, idx, stops = 0, stops_in_state = 0;
 	struct rnd_state rnd;
 	struct teo_fake *f;
-	int period, idx, stops = 0;
 	bool stop;
 
 	/* The tick must cut the wait, which must fit what the row needs. */
 	if (wait_ns >= TICK_NSEC || wait_ns < deep->target_residency_ns ||
-	    (c->stops && wait_ns < deep->target_residency_ns +
-				   deep->exit_latency_ns))
+	    (c->stops && wait_ns < s->target_residency_ns + s->exit_latency_ns))
 		kunit_skip(test, "a %lld us wait does not fit HZ=%d",
 			   div_s64(wait_ns, NSEC_PER_USEC), HZ);
 
@@ -1409,24 +1421,28 @@ static void teo_test_timer_before_tick(struct kunit *test)
 		bool irq = prandom_u32_state(&rnd) % 100 < c->irq_pct;
 
 		f->sleep_length_ns = wait_ns;
-		f->delta_tick_ns = MS(1);
+		f->delta_tick_ns = tick_ns;
 		idx = teo_fake_select(test, f, &stop);
-		stops += period >= 40 && idx == 2 && stop;
+		stops += period >= 40 && stop;
+		stops_in_state += period >= 40 && stop && idx == c->state;
 		if (irq) {
 			teo_fake_wake(f, idx, US(300), false, false);
 			continue;
 		}
 		if (!stop) {
-			teo_fake_wake(f, idx, MS(1), true, false);
-			f->sleep_length_ns = wait_ns - MS(1);
+			teo_fake_wake(f, idx, tick_ns, true, false);
+			f->sleep_length_ns = wait_ns - tick_ns;
 			f->delta_tick_ns = TICK_NSEC;
 			idx = teo_fake_select(test, f, NULL);
 		}
 		teo_fake_wake(f, idx, f->sleep_length_ns + US(10), false, false);
 	}
-	KUNIT_EXPECT_EQ_MSG(test, stops, c->stops,
-			    "cluster-sleep with the tick stopped for %d of the last 20 waits",
-			    stops);
+	KUNIT_EXPECT_EQ_MSG(test, stops_in_state, c->stops,
+			    "%s with the tick stopped for %d of the last 20 waits",
+			    s->name, stops_in_state);
+	KUNIT_EXPECT_EQ_MSG(test, stops, stops_in_state,
+			    "the tick stopped for another state in %d of the last 20 waits",
+			    stops - stops_in_state);
 }
 
 /*
