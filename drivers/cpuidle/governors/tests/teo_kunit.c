@@ -1370,6 +1370,8 @@ struct teo_tick_case {
 
 static const struct teo_tick_case teo_tick_cases[] = {
 	{ "no early wakeup, the state fits: tick stopped", 0, 0, 0, 2, 20 },
+	{ "the state fits before the tick: tick stopped", 0, US(2100), 0, 2,
+	  20 },
 	{ "the state fits, its exit latency not: tick stopped for cpu-sleep",
 	  US(2250), 0, 0, 1, 20 },
 	{ "the rest after the tick fits the state: tick kept",
@@ -1386,14 +1388,15 @@ KUNIT_ARRAY_PARAM(teo_tick, teo_tick_cases, teo_tick_desc);
 
 /*
  * Waits for a timer closer than a tick period on the Arm table with three
- * states, the next tick nearer than the timer and than cluster-sleep's
- * target residency (2 ms).  A wait for which the tick is kept is cut by
- * it, and the rest of it is chosen for again; an interrupt (odds drawn from
- * prandom, seed 1) may end a wait after 300 us.  Where no early wakeup is
- * expected, the tick is stopped for cluster-sleep if the wait has room for
- * its target residency and exit latency (2.5 ms); if not, and the rest
- * after the tick is too short for cluster-sleep as well, for cpu-sleep
- * (1150 us with its exit latency).  A rest of 2.35 ms is long enough for
+ * states, the next tick nearer than the timer and, but in one row, than
+ * cluster-sleep's target residency (2 ms).  A wait for which the tick is
+ * kept is cut by it, and the rest of it is chosen for again; an interrupt
+ * (odds drawn from prandom, seed 1) may end a wait after 300 us.  Where no
+ * early wakeup is expected, the tick is stopped for cluster-sleep if the
+ * wait has room for its target residency and exit latency (2.5 ms) or if
+ * cluster-sleep fits before the tick; if neither, and the rest after the
+ * tick is too short for cluster-sleep as well, for cpu-sleep (1150 us with
+ * its exit latency).  A rest of 2.35 ms is long enough for
  * cluster-sleep, and for its wakeup, less half the exit latency, to count
  * in cluster-sleep's bin: the tick is kept for it.
  */
