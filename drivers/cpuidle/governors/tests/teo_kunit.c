@@ -212,6 +212,7 @@ static const struct teo_table *const teo_hostile_tables[] = {
  * @dev: Its cpuidle device.
  * @cpu: The governor's data for it.
  * @tick_stopped: What teo_tick_stopped() answers.
+ * @tick_stopped_reads: Calls of teo_tick_stopped().
  * @sleep_length_ns: What teo_sleep_length() answers.
  * @delta_tick_ns: The time to the next tick teo_sleep_length() gives.
  * @utilized: What teo_cpu_utilized() answers.
@@ -224,6 +225,7 @@ struct teo_fake {
 	struct cpuidle_device dev;
 	struct teo_cpu cpu;
 	bool tick_stopped;
+	int tick_stopped_reads;
 	s64 sleep_length_ns;
 	s64 delta_tick_ns;
 	bool utilized;
@@ -239,7 +241,10 @@ static struct teo_fake *teo_fake_of_test(void)
 
 static bool teo_stub_tick_stopped(void)
 {
-	return teo_fake_of_test()->tick_stopped;
+	struct teo_fake *f = teo_fake_of_test();
+
+	f->tick_stopped_reads++;
+	return f->tick_stopped;
 }
 
 static ktime_t teo_stub_sleep_length(ktime_t *delta_tick)
@@ -342,11 +347,15 @@ static void teo_check_invariants(struct kunit *test, const struct teo_fake *f,
 static int teo_fake_select(struct kunit *test, struct teo_fake *f,
 			   bool *stop_tick)
 {
+	int reads = f->tick_stopped_reads;
 	bool stop = true;
 	int idx;
 
 	idx = __teo_select(&f->cpu, &f->drv, &f->dev, &stop);
 	teo_check_invariants(test, f, idx, stop);
+	/* It cannot change during a selection, which asks for it once. */
+	KUNIT_EXPECT_EQ_MSG(test, f->tick_stopped_reads - reads, 1,
+			    "the tick's state asked for once");
 	KUNIT_EXPECT_EQ(test, f->dev.last_state_idx, -1);
 	if (stop_tick)
 		*stop_tick = stop;
