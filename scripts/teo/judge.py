@@ -320,6 +320,37 @@ def shallow_pct(row):
     return per_period([row], "too_shallow_wakeups")
 
 
+# The utilized interactive workloads, where utilization awareness is to cut
+# too-deep wakeups without costing energy (rule R4 of scripts/teo/bench).
+INTERACTIVE = ("touch-pingpong", "touch-bimodal", "touch-frames-60hz",
+               "pingpong-us", "bimodal-irq-timer", "frames-60hz")
+
+
+def energy_within(r, base, limit):
+    """Whether row @r's energy is at most @limit times @base's in the
+    default model or in the one the table implies: the two differ only in
+    what entering and leaving a state costs, which no table gives, so the
+    rules R2-R5 count a cost only where both models show it."""
+    return (energy(r, "default") <= limit * energy(base, "default") or
+            energy(r, "table") <= limit * energy(base, "table"))
+
+
+def interactive_rows(cells, gov):
+    """Rule R4 per row: each of INTERACTIVE on the x86 and RK3399-like
+    tables at their own HZ, without a latency limit, seed 1, as (table,
+    workload, met, @gov's row, REF's, menu 7.3's).  Met: too deep at most
+    half of REF's, too shallow at most 3 points above REF's, energy no
+    higher (energy_within())."""
+    out = []
+    for table in ("x86-i5-10600k", "arm-rk3399"):
+        for wl in INTERACTIVE:
+            r, u, m = (cells[(table, TABLES[table], 0, wl, 1)][g] for g in (gov, REF, "menu-7.3"))
+            met = (deep_pct(r) <= 0.5 * deep_pct(u) and
+                   shallow_pct(r) <= shallow_pct(u) + 3 and energy_within(r, u, 1))
+            out.append((table, wl, met, r, u, m))
+    return out
+
+
 def figures(cand, ref, cost_ns=TICK_COST_NS):
     """Each criterion's figures in one cell: {criterion: (candidate's,
     reference's)}."""
