@@ -188,20 +188,6 @@ private_apt()
 		die "apt-get update of $* failed: $(tail -n 1 "$dir/fetch.log")"
 }
 
-# harness_cc: the compiler for the replay harness: $CC if set, else cc,
-# through ccache if there is one (a fresh clone's sources are all new to
-# make, not to ccache).
-harness_cc()
-{
-	if [ -n "${CC:-}" ]; then
-		echo "$CC"
-	elif command -v ccache >/dev/null; then
-		echo "ccache cc"
-	else
-		echo cc
-	fi
-}
-
 # harness_make [TARGET...]: make the replay harness (tools/testing/cpuidle)
 # into $TEO_CACHE/build/harness, with upstream's governors copied from the
 # pristine source of every base (unpacked first if need be).
@@ -214,7 +200,7 @@ harness_make()
 		args+=("PRISTINE_${b//./_}=$(pristine "$b")")
 	done
 	make -s -j"$TEO_JOBS" -C "$TEO_ROOT/tools/testing/cpuidle" TEO_CACHE="$TEO_CACHE" \
-		CC="$(harness_cc)" "${args[@]}" OUT="$TEO_CACHE/build/harness" "$@"
+		"${args[@]}" OUT="$TEO_CACHE/build/harness" "$@"
 }
 
 # verdict_section NAME: the section [NAME] of patches/verdict.txt (the

@@ -27,7 +27,6 @@ import io
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -106,8 +105,7 @@ def build_harness():
     then the harness itself (no QEMU, no cross compiler)."""
     for base in ("7.3", "6.12"):
         run([os.path.join(ROOT, "scripts", "teo", "source"), base])
-    cc = os.environ.get("CC") or ("ccache cc" if shutil.which("ccache") else "cc")
-    run(["make", "-s", f"-j{JOBS}", "-C", HARNESS, f"CC={cc}", f"TEO_CACHE={CACHE}",
+    run(["make", "-s", f"-j{JOBS}", "-C", HARNESS, f"TEO_CACHE={CACHE}",
          f"OUT={os.path.dirname(REPLAY)}"])
 
 
