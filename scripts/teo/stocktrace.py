@@ -7,7 +7,8 @@ hrtimer_cancel, hrtimer_expire_entry, timer_start, timer_cancel,
 timer_expire_entry, tick_stop), sched:sched_switch and, where the kernel
 has them (CONFIG_RCU_TRACE), rcu:rcu_callback, rcu_batch_start and
 rcu_batch_end; irq_handler_entry and the IPI events, where present, tell
-what woke each CPU.
+what woke each CPU, and irq:softirq_exit and irq_handler_exit when an
+interrupt's work ended.
 
 For each idle entry it rebuilds what tick_nohz_get_sleep_length() told the
 governor: the time to the next timer (the sleep length) and to the CPU's
@@ -54,7 +55,13 @@ CAPACITY = 1024
 # 20-100 us, and a median 12-24 us after the event in gaps of over 200 us
 # (a vCPU stalled in the governor's part); the middle of the gap, as
 # rebuilt before, missed by more than 5% or 20 us in 1.2-4.7% of the
-# entries of eight traces, this rule in 0.6-1.7%.
+# entries of eight traces, this rule in 0.6-1.7%.  The interrupt's exit
+# comes after its softirqs, which only irq:softirq_exit marks: without it
+# the last event is often the tick's hrtimer_rearm, up to hundreds of us
+# earlier on a slow host.  A deferred hrtimer_rearm (Linux 7.x, "deferred=1")
+# is made at the interrupt's exit, after the sleep length's start (with
+# softirqs pending, before them, and their events then come after it), so
+# when it is the last event the rebuild measures from it.
 NOW_SHARE = 3
 NOW_MAX_NS = 30000
 # Events that say what woke a CPU, and as what.
@@ -223,6 +230,7 @@ class CPU:
         self.tick_open = None
         self.rcu = 0  # RCU callbacks queued
         self.last_ts = None  # the last event before the governor ran
+        self.last_exit = False  # and it was made at the interrupt's exit
         self.prev_ts = None  # the previous idle entry's time stamp
         self.prev_now = None  # and its idle time's start (mono)
         self.tick_at_stop = None  # the tick's expiry when it was stopped
@@ -301,6 +309,7 @@ def rebuild(lines, tick_ns=None, phase=None):
         if ev not in ("cpu_idle", "cpu_idle_miss", "tick_stop", "teo_select", "teo_update") and \
            not c.just_stopped:
             c.last_ts = ts
+            c.last_exit = ev == "hrtimer_rearm" and "deferred=1" in rest
         mark = phase_mark(ev, rest)
         if mark is not None:
             current = mark
@@ -412,6 +421,8 @@ def rebuild(lines, tick_ns=None, phase=None):
                 now = c.prev_now
             elif c.last_ts is None:
                 now = clocks.mono(ts)
+            elif c.last_exit:
+                now = clocks.mono(c.last_ts)
             else:
                 now = clocks.mono(c.last_ts + min((ts - c.last_ts) // NOW_SHARE, NOW_MAX_NS))
             c.prev_ts, c.prev_now = ts, now
