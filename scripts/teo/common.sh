@@ -86,6 +86,26 @@ suite_total()
 	[ "$failed" -eq 0 ]
 }
 
+# parallel CMD...: run CMD in the background, after waiting for one of the
+# jobs started so to end if TEO_JOBS of them are running; parallel_wait
+# waits for them all.  Only for jobs whose status the caller reads from
+# what they write (wait -n takes any job's end).
+parallel_running=0
+parallel()
+{
+	if [ "$parallel_running" -ge "$TEO_JOBS" ]; then
+		wait -n
+		parallel_running=$((parallel_running - 1))
+	fi
+	"$@" &
+	parallel_running=$((parallel_running + 1))
+}
+parallel_wait()
+{
+	wait
+	parallel_running=0
+}
+
 # say MESSAGE...: progress on stderr, so stdout stays machine-readable.
 say()
 {
