@@ -2331,51 +2331,50 @@ static int fuzz_one(u64 seed)
  * fuzz_finish() reads the counts it sends through a pipe.  The child ends
  * with exit(), so that LeakSanitizer still checks it; a child that dies
  * (a sanitizer's report) or leaks sends nothing or exits non-zero.  With
- * no pipe or no child, the run is made in this process.
+ * no pipe or no child, fuzz_start() makes the run in this process.
  */
 struct fuzz_child {
 	pid_t pid;
 	int fd;
+	struct fuzz_stats st;	/* the run's counts */
 };
 
 static void fuzz_start(long iterations, struct fuzz_child *c)
 {
-	struct fuzz_stats st;
 	int fds[2];
 
 	c->pid = -1;
 	c->fd = -1;
-	if (pipe(fds))
-		return;
-	fflush(stdout);
-	fflush(stderr);
-	c->pid = fork();
-	if (c->pid == 0) {
+	if (!pipe(fds)) {
+		fflush(stdout);
+		fflush(stderr);
+		c->pid = fork();
+		if (c->pid > 0) {
+			close(fds[1]);
+			c->fd = fds[0];
+			return;
+		}
 		close(fds[0]);
-		fuzz_run(2026, iterations, 0, false, &st);
-		exit(write(fds[1], &st, sizeof(st)) == sizeof(st) ? 0 : 1);
+		if (c->pid < 0)
+			close(fds[1]);
 	}
-	close(fds[1]);
-	if (c->pid > 0)
-		c->fd = fds[0];
-	else
-		close(fds[0]);
+	/* In the child, or here without one. */
+	fuzz_run(2026, iterations, 0, false, &c->st);
+	if (c->pid == 0)
+		exit(write(fds[1], &c->st, sizeof(c->st)) == sizeof(c->st) ? 0 : 1);
 }
 
-/* The child's counts in @st; false, and why in @why, if it sent none. */
-static bool fuzz_finish(long iterations, struct fuzz_child *c,
-			struct fuzz_stats *st, char *why, size_t len)
+/* The run's counts in @c->st; false, and why in @why, if the child sent none. */
+static bool fuzz_finish(struct fuzz_child *c, char *why, size_t len)
 {
 	size_t got = 0;
 	ssize_t n;
 	int status;
 
-	if (c->pid < 0) {
-		fuzz_run(2026, iterations, 0, false, st);
+	if (c->pid < 0)
 		return true;
-	}
-	while (got < sizeof(*st)) {
-		n = read(c->fd, (char *)st + got, sizeof(*st) - got);
+	while (got < sizeof(c->st)) {
+		n = read(c->fd, (char *)&c->st + got, sizeof(c->st) - got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -2387,13 +2386,13 @@ static bool fuzz_finish(long iterations, struct fuzz_child *c,
 		snprintf(why, len, "waitpid: %s", strerror(errno));
 		return false;
 	}
-	if (WIFEXITED(status) && !WEXITSTATUS(status) && got == sizeof(*st))
+	if (WIFEXITED(status) && !WEXITSTATUS(status) && got == sizeof(c->st))
 		return true;
 	if (WIFSIGNALED(status))
 		snprintf(why, len, "killed by signal %d", WTERMSIG(status));
 	else
 		snprintf(why, len, "exit status %d, %zu of %zu bytes of counts",
-			 WEXITSTATUS(status), got, sizeof(*st));
+			 WEXITSTATUS(status), got, sizeof(c->st));
 	return false;
 }
 
@@ -2416,7 +2415,7 @@ static int self_test(long fuzz_iterations)
 	test_disabled_states();
 	test_select_reasons();
 	if (fuzz_iterations) {
-		struct fuzz_stats st;
+		const struct fuzz_stats *st = &child.st;
 		char why[96];
 		int i;
 
@@ -2425,16 +2424,16 @@ static int self_test(long fuzz_iterations)
 		 * awareness off, our teo decides like the step before it, and
 		 * nothing from the trace events on changes a decision.
 		 */
-		if (!fuzz_finish(fuzz_iterations, &child, &st, why, sizeof(why))) {
+		if (!fuzz_finish(&child, why, sizeof(why))) {
 			check(false, "fuzz: its process ended without its counts (%s)",
 			      why);
 		} else {
 			for (i = 0; i < FUZZ_REPLAYS; i++)
-				check(st.decisions[i] && !st.findings[i],
+				check(st->decisions[i] && !st->findings[i],
 				      "fuzz, %s: %llu cases, %llu decisions, %llu findings%s%s",
-				      fuzz_names[i], st.cases, st.decisions[i],
-				      st.findings[i], st.first[i][0] ? "; first at " : "",
-				      st.first[i]);
+				      fuzz_names[i], st->cases, st->decisions[i],
+				      st->findings[i], st->first[i][0] ? "; first at " : "",
+				      st->first[i]);
 		}
 	}
 	printf("harness: %d passed, %d failed\n", passed, failed);
