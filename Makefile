@@ -25,6 +25,11 @@
 #   make tree               make the patched tree and print its path
 #   make series             the series as git format-patch files with a cover
 #                           letter, signed off with your git config identity
+#   make edit [FORCE=1]     a git tree with one commit per patch of the series
+#                           (~/.cache/teo/edit, branch edit) to rebase and amend
+#   make refresh            write the edit tree's commits back to patches/
+#   make source [STEP=NN]   print the paths of the final teo.c and its headers,
+#                           or those of step NN (patches/steps/NN-*.diff)
 #   make harness            build the replay harness (plain and sanitized), run
 #                           its self-tests; needs no QEMU or cross compiler
 #   make bench              the judge: every patch and the series against
@@ -42,7 +47,7 @@
 
 SCRIPTS := scripts/teo
 
-.PHONY: all check run vmbench fidelity stock kunit lint tree series harness bench bench-update cost fuzz stress deps clean help
+.PHONY: all check run vmbench fidelity stock kunit lint tree series edit refresh source harness bench bench-update cost fuzz stress deps clean help
 
 all: help
 
@@ -85,6 +90,16 @@ tree: deps
 
 series: deps
 	@$(SCRIPTS)/series
+
+edit: deps
+	@$(SCRIPTS)/edit $(if $(FORCE),--force)
+
+refresh:
+	@$(SCRIPTS)/refresh
+
+source:
+	@$(SCRIPTS)/deps --harness
+	@$(SCRIPTS)/governor-source $(STEP)
 
 harness:
 	@$(SCRIPTS)/deps --harness
