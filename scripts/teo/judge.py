@@ -167,27 +167,46 @@ def latency_limit_us(table):
 def series_steps():
     """The governor each patch of patches/series leaves, with the patch's
     number and subject: teo-stepNN for a step diff patches/steps/NN-*.diff
-    (on mainline's teo.c), teo for the last; and the message file
-    of each.  Lines for another base only (a message "MSG@BASE") are not
-    mainline's patches and are left out."""
-    steps, n = [], 0
-    with open(os.path.join(ROOT, "patches", "series")) as fh:
-        for line in fh:
-            words = line.split()
-            if not words or words[0].startswith("#") or "@" in words[0]:
-                continue
-            n += 1
-            with open(os.path.join(ROOT, "patches", words[0])) as msg:
-                subject = msg.readline().strip()
-            for item in words[1:]:
-                base = os.path.basename(item.split("=")[0].split("@")[0])
-                if item.startswith("patches/steps/") and item.endswith(".diff"):
-                    steps.append({"gov": f"teo-step{base.split('-')[0]}", "n": n,
-                                  "subject": subject, "msg": words[0]})
+    (on mainline's teo.c), teo for the last; the message file of each,
+    the series it is in (its section of patches/series: fixes, tests, rfc)
+    and its number there.  Lines for another base only (a message
+    "MSG@BASE") are not mainline's patches and are left out."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import seriesfile
+    steps, n, section, k = [], 0, None, 0
+    for e in seriesfile.read(ROOT)[1]:
+        if e.sections:
+            section, k = e.sections[-1][0], 0
+        if not e.for_base(REF[4:]):
+            continue
+        n += 1
+        k += 1
+        with open(os.path.join(ROOT, "patches", e.msg)) as msg:
+            subject = msg.readline().strip()
+        for item in e.items:
+            base = os.path.basename(item.split("=")[0].split("@")[0])
+            if item.startswith("patches/steps/") and item.endswith(".diff"):
+                steps.append({"gov": f"teo-step{base.split('-')[0]}", "n": n,
+                              "subject": subject, "msg": e.msg, "series": section,
+                              "k": k})
     # The last step is our teo (the harness builds it as both).
     if steps:
         steps[-1]["gov"] = "teo"
     return steps
+
+
+def series_sizes():
+    """{series: how many of its patches are on mainline}, from the section
+    lines of patches/series."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import seriesfile
+    out, section = {}, None
+    for e in seriesfile.read(ROOT)[1]:
+        if e.sections:
+            section = e.sections[-1][0]
+        if e.for_base(REF[4:]):
+            out[section] = out.get(section, 0) + 1
+    return out
 
 
 STEPS = series_steps()
@@ -195,25 +214,32 @@ STEPS = series_steps()
 
 def _series_items(msg):
     """The items of the patches/series line whose message file is @msg."""
-    with open(os.path.join(ROOT, "patches", "series")) as fh:
-        for line in fh:
-            words = line.split()
-            if words and words[0] == msg:
-                return words[1:]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import seriesfile
+    for e in seriesfile.read(ROOT)[1]:
+        if e.msg == msg:
+            return e.items
     return []
 
 
 SERIES = [s["gov"] for s in STEPS]
-# The step before utilization awareness (patches/steps/NN-util.diff): our
-# teo with utilization off must decide like it.
-_UTIL = [d.split("-")[0] for d in sorted(os.listdir(os.path.join(ROOT, "patches", "steps")))
-         if d.endswith("-util.diff")]
-_UTIL_AT = [i for i, s in enumerate(STEPS) if _UTIL and s["msg"] and
-            any(f"patches/steps/{_UTIL[0]}-" in w for w in _series_items(s["msg"]))]
-BEFORE_UTIL = SERIES[_UTIL_AT[0] - 1] if _UTIL_AT and _UTIL_AT[0] > 0 else None
-# The step that brings it: with utilization off ("STEP-noutil" in the
-# harness) it must decide like BEFORE_UTIL, whatever later steps add.
-UTIL_STEP = SERIES[_UTIL_AT[0]] if BEFORE_UTIL else None
+def step_of(kind):
+    """(the step of patches/steps/NN-KIND.diff, the step before it or REF
+    if it is the first), as the harness names them, or (None, None)."""
+    for i, s in enumerate(STEPS):
+        if any(w.startswith("patches/steps/") and w.endswith(f"-{kind}.diff")
+               for w in _series_items(s["msg"])):
+            return s["gov"], SERIES[i - 1] if i else REF
+    return None, None
+
+
+# The step that brings utilization awareness (patches/steps/NN-util.diff):
+# with utilization off ("STEP-noutil" in the harness) it must decide like
+# the step before it, whatever later steps add.
+UTIL_STEP, BEFORE_UTIL = step_of("util")
+# The preparation for KUnit must decide like the step before it.
+PREPARE_STEP, BEFORE_PREPARE = step_of("prepare-for-kunit")
+
 GOVERNORS = [REF] + SERIES + OTHERS
 
 
@@ -447,14 +473,20 @@ def judge(cells, cand, ref, cost_ns=TICK_COST_NS):
             "higher": {c: h and h[1:] for c, h in higher.items()}}
 
 
+def step_label(step):
+    """A patch as the verdict tables name it: its series and its number
+    there ("rfc 3/8")."""
+    return f"{step['series']} {step['k']}/{series_sizes().get(step['series'], '?')}"
+
+
 def pairs():
     """(label, candidate, reference, step) for each patch that leaves a
     governor, against the one before it, then the series against REF."""
     out, prev = [], REF
     for s in STEPS:
-        out.append((f"patch {s['n']}", s["gov"], prev, s))
+        out.append((step_label(s), s["gov"], prev, s))
         prev = s["gov"]
-    out.append(("series", SERIES[-1], REF, None))
+    out.append(("all", SERIES[-1], REF, None))
     return out
 
 
@@ -514,18 +546,22 @@ def matrix_text(cells):
             f"{'seed' if len(seeds) == 1 else 'seeds'} {', '.join(map(str, seeds))}")
 
 
-def verdict_table(cells, cost_ns=TICK_COST_NS, width=None):
-    """Per patch (against the one before it) and for the series (against
-    REF): the geometric means, the failing cells per criterion and the
-    verdict."""
-    lines = [f"{'':8} {'energy':>7} {'table':>7} {'latency':>7} {'deep':>7} "
+def verdict_table(cells, cost_ns=TICK_COST_NS, width=None, series=None):
+    """Per patch (against the one before it) and for the three series
+    together (against REF, the row "all"): the geometric means, the
+    failing cells per criterion and the verdict; with @series, only that
+    series' patches (and "all" for the last series)."""
+    lines = [f"{'':10} {'energy':>7} {'table':>7} {'latency':>7} {'deep':>7} "
              f"{'failing cells':>18}  verdict",
-             f"{'':8} {'':>7} {'':>7} {'':>7} {'':>7} {'(e/t/l/d)':>18}"]
-    for name, cand, ref, _ in pairs():
+             f"{'':10} {'':>7} {'':>7} {'':>7} {'':>7} {'(e/t/l/d)':>18}"]
+    last = STEPS[-1]["series"] if STEPS else None
+    for name, cand, ref, step in pairs():
+        if series and (step["series"] != series if step else series != last):
+            continue
         v = judge(cells, cand, ref, cost_ns)
         per = {c: sum(1 for _, w in v["fails"] if any(x[0] == c for x in w)) for c in CRITERIA}
         counts = f"{len(v['fails'])} ({'/'.join(str(per[c]) for c in CRITERIA)})"
-        lines.append(f"{name:8} " + " ".join(f"{v['geo'][c]:6.3f}x" for c in CRITERIA) +
+        lines.append(f"{name:10} " + " ".join(f"{v['geo'][c]:6.3f}x" for c in CRITERIA) +
                      f" {counts:>18}  {v['verdict']}")
     return lines
 
@@ -558,48 +594,106 @@ def wrap(text, width=72):
 
 
 def judged_text(cells):
-    """What the judge replays, as a message's prose says it."""
-    return (f"The judge replays {matrix_text(cells)}; energy in the default model and in "
-            f"the one the target residencies imply, a stop and restart of the tick costing "
+    """What the judge replays, as a cover letter's prose says it."""
+    return (f"Modelled, not measured: the replay harness of tools/testing/cpuidle (make "
+            f"bench) replays {matrix_text(cells)}; energy in the default model (each exit "
+            f"latency paid at the table's highest power) and in the one the target "
+            f"residencies imply, a stop and restart of the tick costing "
             f"{TICK_COST_NS // 1000} us at the table's highest power.")
 
 
+def gist_matrix(cells):
+    """The judge's matrix, as a changelog states it."""
+    tables = len({k[0] for k in cells})
+    wls = len({k[3] for k in cells})
+    seeds = len({k[4] for k in cells})
+    hzs = [str(h) for h in sorted({k[1] for k in cells})]
+    return (f"{len(cells)} cells ({wls} workloads on {tables} state tables at HZ "
+            f"{', '.join(hzs[:-1])} and {hzs[-1]}, with and without a latency limit that "
+            f"rules out the deepest state, {seeds} seeds each)")
+
+
+def gist_conditions(cells):
+    """The conditions of a modelled figure, as a changelog states them."""
+    return ("Modelled, not measured: the replay harness of tools/testing/cpuidle "
+            f"(make bench) replays {gist_matrix(cells)}")
+
+
 def patch_block(cells, cand, ref, what):
-    """The verdict section of one patch's message (at most 72 columns)."""
+    """The gist of a patch's verdict, as its message quotes it where it
+    says @VERDICT@: what it is measured against and how, labelled as
+    modelled, at most 72 columns.  The full verdict, with the cells named,
+    is in the cover letter and docs/benchmarks.md."""
     v = judge(cells, cand, ref)
-    lines = wrap(judged_text(cells) + f"  This patch against {what}, geometric means of "
-                 "the cells' ratios:")
-    lines += ["",
-              "  energy   table-implied   interrupt latency   too deep",
-              f"  {v['geo']['energy']:5.3f}x {v['geo']['table']:14.3f}x "
-              f"{v['geo']['latency']:18.3f}x {v['geo']['deep']:9.3f}x", ""]
     if v["same"]:
-        return lines + ["Every cell replays the same decisions."]
-    costs = []
-    for cost in TICK_COSTS:
-        if cost != TICK_COST_NS:
-            w = judge(cells, cand, ref, cost)
-            costs.append(f"{cost // 1000} us: {len(w['fails'])} cells, {w['verdict']}")
-    better = (f"better on {', '.join(NAMES[c] for c in v['better'])}" if v["better"]
-              else "no geometric mean better")
-    lines += wrap(f"Cells worse by more than 3% energy in either model, 10% + 5 us of mean "
-                  f"interrupt exit latency or 2 points of too-deep wakeups: "
-                  f"{len(v['fails'])} of {v['n']}; verdict: {v['verdict']} ({better}).  With "
-                  f"a tick stop costing {'; '.join(costs)}.")
-    return lines + ["", "The worst cells:"] + worst_lines(v)
+        return wrap("No decision changes: the replay harness of tools/testing/cpuidle (make "
+                    f"bench) replays {gist_matrix(cells)} through this change and through "
+                    f"{what}, and every cell comes out the same: the same wakeups, too-deep "
+                    "and too-shallow wakeups, tick stops, energy and exit latency.")
+    lines = wrap(gist_conditions(cells) + f" against {what}: geometric means of the cells' "
+                 "ratios, energy in the model that pays each exit latency at the table's "
+                 "highest power and in the one the target residencies imply, a stop and "
+                 f"restart of the tick costing {TICK_COST_NS // 1000} us:")
+    lines += ["",
+              "  energy   table-implied   exit latency at interrupts   too deep",
+              f"  {v['geo']['energy']:5.3f}x {v['geo']['table']:14.3f}x "
+              f"{v['geo']['latency']:27.3f}x {v['geo']['deep']:9.3f}x", ""]
+    costs = [c for c in TICK_COSTS if c != TICK_COST_NS]
+    other = [judge(cells, cand, ref, c) for c in costs]
+    if not v["fails"]:
+        head = ("No cell is worse by more than 3% energy in either model, 10% + 5 us of mean "
+                "exit latency at interrupts or 2 points of too-deep wakeups")
+        if all(not o["fails"] for o in other):
+            head += (" (nor with a tick stop costing "
+                     f"{' or '.join(str(c // 1000) for c in costs)} us)")
+        rises = []
+        for crit in CRITERIA:
+            h = v["higher"][crit]
+            if h:
+                _, c, r = h
+                rises.append(gist_figure(crit, c, r))
+        tail = (f"; the largest rises in a cell, each figure on its own: {', '.join(rises)}."
+                if rises else "; no figure rises in any cell.")
+        return lines + wrap(head + tail)
+    per = {c: sum(1 for _, w in v["fails"] if any(x[0] == c for x in w)) for c in CRITERIA}
+    worst_ = []
+    for crit in CRITERIA:
+        w = worst(v["fails"], crit)
+        if w:
+            worst_.append(gist_figure(crit, w[1], w[2]))
+    return lines + wrap(f"{len(v['fails'])} of {v['n']} cells are worse by more than 3% "
+                        f"energy in either model ({per['energy']} and {per['table']}), "
+                        f"10% + 5 us of mean exit latency at interrupts ({per['latency']}) or "
+                        f"2 points of too-deep wakeups ({per['deep']}); the worst: "
+                        f"{', '.join(worst_)}.")
 
 
-def series_block(cells):
-    """The cover letter's section: the verdict table and the series'
-    worst cells against REF."""
-    lines = wrap(judged_text(cells) + "  Each patch against the one before it (patch 1 and "
-                 f"the series against mainline teo {REF[4:]}): geometric means of the "
-                 "cells' ratios, and the cells worse by more than 3% energy in either model "
-                 "(e, t), 10% + 5 us mean exit latency at interrupts (l) or 2 points of "
-                 "too-deep wakeups (d):")
-    lines += [""] + ["  " + x for x in verdict_table(cells)]
-    v = judge(cells, SERIES[-1], REF)
-    lines += ["", f"The series' worst cells against teo {REF[4:]}:"] + worst_lines(v)
+def gist_figure(crit, c, r):
+    """One figure of a cell against the reference's, without the cell's
+    name."""
+    if crit in ("energy", "table"):
+        return f"{'energy' if crit == 'energy' else 'table-implied'} {100 * (c / r - 1):+.2f}%"
+    if crit == "latency":
+        return f"exit latency at interrupts {r:.1f} to {c:.1f} us"
+    return f"too deep {r:.2f}% to {c:.2f}% of idle periods"
+
+
+def series_block(cells, series):
+    """The cover letter's section for @series: its patches' verdicts,
+    and for the last series the three series' against REF with their
+    worst cells."""
+    last = STEPS[-1]["series"] if STEPS else None
+    lines = wrap(judged_text(cells) + "  Each patch against the governor before it (mainline's "
+                 f"{REF} before the first of the fixes"
+                 + (", the row \"all\" the three series together against it" if series == last
+                    else "") +
+                 "): geometric means of the cells' ratios, and the cells worse by more than 3% "
+                 "energy in either model (e, t), 10% + 5 us mean exit latency at interrupts (l) "
+                 "or 2 points of too-deep wakeups (d):")
+    lines += [""] + ["  " + x for x in verdict_table(cells, series=series)]
+    if series == last:
+        v = judge(cells, SERIES[-1], REF)
+        lines += ["", f"The worst cells of the three series against {REF}:"] + worst_lines(v)
     return lines
 
 
@@ -613,7 +707,7 @@ def readme_block(cells):
     """The verdict as docs/benchmarks.md quotes it, between its markers."""
     v = judge(cells, SERIES[-1], REF)
     return "\n".join([README_BEGIN, "", "    " + "\n    ".join(verdict_table(cells)), "",
-                      f"The series' worst cells against {REF}:", "",
+                      f"The worst cells of the three series together against {REF}:", "",
                       "    " + "\n    ".join(x.strip() for x in worst_lines(v)), "",
                       README_END])
 
@@ -689,17 +783,17 @@ def read_verdict_file(path=VERDICT_FILE):
 
 
 def verdict_file_text(cells):
-    """patches/verdict.txt: each behaviour patch's section, then the
-    series'."""
+    """patches/verdict.txt: each patch's gist, then each series' section."""
     out = ["# The judge's verdicts, written by scripts/teo/bench --update from the",
            "# full matrix; make check fails if they are not what the judge prints.",
            "# scripts/teo/tree puts a patch's section where its message says",
-           "# @VERDICT@, scripts/teo/series the series' where the cover letter",
-           "# says @BENCH@."]
+           "# @VERDICT@, scripts/teo/series a series' section where its cover",
+           "# letter says @BENCH@."]
     for name, cand, ref, step in pairs():
         if step is None:
             continue
-        what = "the previous one" if ref != REF else f"mainline teo {REF[4:]}"
+        what = "the governor without this change"
         out += ["", f"[{step['msg']}]"] + patch_block(cells, cand, ref, what)
-    out += ["", "[series]"] + series_block(cells)
+    for series in dict.fromkeys(s["series"] for s in STEPS):
+        out += ["", f"[{series}]"] + series_block(cells, series)
     return "\n".join(out) + "\n"

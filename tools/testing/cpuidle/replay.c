@@ -1962,9 +1962,11 @@ static int series_steps(const char **names)
 }
 
 /*
- * The steps that bring utilization awareness, the trace events and the fix
- * that stops returning a disabled state (patches/steps/NN-util.diff,
- * NN-trace.diff and NN-disabled.diff), which the Makefile names.
+ * The steps that bring utilization awareness, the trace events, the fix
+ * that stops returning a disabled state, the cleanup that reads the tick's
+ * state once and the preparation for KUnit (patches/steps/NN-util.diff,
+ * NN-trace.diff, NN-disabled.diff, NN-tick-once.diff and
+ * NN-prepare-for-kunit.diff), which the Makefile names.
  */
 #ifndef STEP_UTIL
 #define STEP_UTIL	"teo-step??"
@@ -1975,38 +1977,50 @@ static int series_steps(const char **names)
 #ifndef STEP_DISABLED
 #define STEP_DISABLED	"teo-step??"
 #endif
+#ifndef STEP_PREPARE
+#define STEP_PREPARE	"teo-step??"
+#endif
+#ifndef STEP_TICK_ONCE
+#define STEP_TICK_ONCE	"teo-step??"
+#endif
 
-/* The step of the series before @step, or "teo-step??" if there is none. */
+/*
+ * The step of the series before @step: mainline teo (teo-7.3) before the
+ * first, "teo-step??" if @step is none of them.
+ */
 static const char *step_before(const char *step)
 {
 	const char *names[MAX_GOVS];
 	int n = series_steps(names), i;
 
-	for (i = 1; i < n; i++) {
+	for (i = 0; i < n; i++) {
 		if (!strcmp(names[i], step))
-			return names[i - 1];
+			return i ? names[i - 1] : "teo-7.3";
 	}
 	return "teo-step??";
 }
 
 /*
  * The fuzzer.  Every case, made by random_case() from its own seed, goes
- * through four replays: our teo with the invariants checked at every
- * decision (every other case with extreme values), and the series' three
- * lockstep pairs, which must agree on every decision: the first patch and
- * mainline teo, the step that brings utilization awareness with it off and
- * the step before it, the step that adds the trace events and the step
- * before it (the events change no decision).  The replays drive the glue
+ * through five replays: our teo with the invariants checked at every
+ * decision (every other case with extreme values), and the series' four
+ * lockstep pairs, which must agree on every decision, each a step that is
+ * to change none and the step before it: the cleanup that reads the
+ * tick's state once, the preparation for KUnit, the step that brings
+ * utilization awareness with it off, and the step that adds the trace
+ * events.  The replays drive the glue
  * as the idle loop does: the tick kept stopped across periods that wake no task,
  * polling states ended by their time limit, the tick noticed inside a
  * polling state, disabled states and latency limits.  A finding is an
  * index out of range, a broken invariant, a lockstep difference or (in
  * the sanitized build, which stops there) a sanitizer report.
  */
-#define FUZZ_REPLAYS	4
+#define FUZZ_REPLAYS	5
 
 static const char *const fuzz_names[FUZZ_REPLAYS] = {
-	"invariants of teo", "teo-step01 and teo-7.3",
+	"invariants of teo",
+	STEP_TICK_ONCE " and the step before it",
+	STEP_PREPARE " and the step before it",
 	STEP_UTIL "-noutil and the step before it",
 	STEP_TRACE " and the step before it",
 };
@@ -2191,10 +2205,12 @@ static void test_select_reasons(void)
 static void fuzz_case(u64 seed, struct fuzz_stats *st, FILE *dec, bool report)
 {
 	const char *ref[FUZZ_REPLAYS] = {
-		NULL, "teo-7.3", step_before(STEP_UTIL), step_before(STEP_TRACE),
+		NULL, step_before(STEP_TICK_ONCE), step_before(STEP_PREPARE),
+		step_before(STEP_UTIL), step_before(STEP_TRACE),
 	};
 	const char *gname[FUZZ_REPLAYS] = {
-		"teo", "teo-step01", STEP_UTIL "-noutil", STEP_TRACE,
+		"teo", STEP_TICK_ONCE, STEP_PREPARE, STEP_UTIL "-noutil",
+		STEP_TRACE,
 	};
 	int i;
 
@@ -2420,9 +2436,10 @@ static int self_test(long fuzz_iterations)
 		int i;
 
 		/*
-		 * The first patch decides like mainline teo.  With utilization
-		 * awareness off, our teo decides like the step before it, and
-		 * nothing from the trace events on changes a decision.
+		 * The cleanup and the preparation for KUnit decide like the
+		 * steps before them; with utilization awareness off, its step
+		 * decides like the one before it, and the trace events change
+		 * no decision.
 		 */
 		if (!fuzz_finish(&child, why, sizeof(why))) {
 			check(false, "fuzz: its process ended without its counts (%s)",

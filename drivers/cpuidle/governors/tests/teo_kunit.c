@@ -5,14 +5,15 @@
  * Every test drives the governor through its own struct teo_cpu, fake
  * cpuidle driver and device, never the per-CPU data of a CPU in use.  What
  * the governor asks the rest of the kernel while selecting (whether the
- * tick is stopped, the sleep length, the latency limit and whether the CPU
- * is utilized) is answered by KUnit static stubs from the test's fake CPU;
- * what ->reflect would note, the test sets.
+ * tick is stopped, the sleep length and the latency limit) is answered by
+ * KUnit static stubs from the test's fake CPU; what ->reflect would note,
+ * the test sets.
  *
  * - Selection rows: a state table, disabled states, latency limit, tick
  *   state, wakeup metrics and (if asked for) sleep length and time to the
  *   next tick, with the expected state, tick decision and whether the sleep
- *   length was asked for.  A row made for one HZ is skipped at another.
+ *   length was asked for.  Every row holds at any HZ: where the answer
+ *   depends on the tick period, the row takes it from TICK_NSEC.
  * - Accounting rows: one idle period, with the bin and the metric (hit or
  *   intercept) it must be counted in.
  * - Callback tests: sequences of selections and wakeups, and state tables
@@ -33,7 +34,6 @@
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/module.h>
-#include <linux/prandom.h>
 #include <linux/string.h>
 
 #include "../teo.h"
@@ -128,6 +128,19 @@ static const struct teo_table power = {
 	},
 };
 
+/*
+ * For the rows about the tick: target residencies a quarter and a half of
+ * the tick period (exit latencies a quarter of those), so that each of
+ * those rows makes the same choice at any HZ.
+ */
+static const struct teo_table tick3 = {
+	.name = "tick3", .count = 3, .states = {
+		STATE("WFI", 1, 1, 0),
+		RAW_STATE("quarter", TICK_NSEC / 16, TICK_NSEC / 4, 0),
+		RAW_STATE("half", TICK_NSEC / 8, TICK_NSEC / 2, 0),
+	},
+};
+
 static const struct teo_table wfi_only = {
 	.name = "wfi-only", .count = 1, .states = {
 		STATE("WFI", 1, 1, 0),
@@ -215,10 +228,8 @@ static const struct teo_table *const teo_hostile_tables[] = {
  * @tick_stopped_reads: Calls of teo_tick_stopped().
  * @sleep_length_ns: What teo_sleep_length() answers.
  * @delta_tick_ns: The time to the next tick teo_sleep_length() gives.
- * @utilized: What teo_cpu_utilized() answers.
  * @latency_req_ns: What teo_latency_req() answers.
  * @sleep_length_reads: Calls of teo_sleep_length().
- * @utilized_reads: Calls of teo_cpu_utilized().
  */
 struct teo_fake {
 	struct cpuidle_driver drv;
@@ -228,10 +239,8 @@ struct teo_fake {
 	int tick_stopped_reads;
 	s64 sleep_length_ns;
 	s64 delta_tick_ns;
-	bool utilized;
 	s64 latency_req_ns;
 	int sleep_length_reads;
-	int utilized_reads;
 };
 
 static struct teo_fake *teo_fake_of_test(void)
@@ -259,14 +268,6 @@ static ktime_t teo_stub_sleep_length(ktime_t *delta_tick)
 static s64 teo_stub_latency_req(unsigned int cpu)
 {
 	return teo_fake_of_test()->latency_req_ns;
-}
-
-static bool teo_stub_cpu_utilized(int cpu)
-{
-	struct teo_fake *f = teo_fake_of_test();
-
-	f->utilized_reads++;
-	return f->utilized;
 }
 
 /* Give the fake CPU's driver table @t (as a _CST change would). */
@@ -305,7 +306,6 @@ static struct teo_fake *teo_fake_new(struct kunit *test,
 	kunit_activate_static_stub(test, teo_tick_stopped, teo_stub_tick_stopped);
 	kunit_activate_static_stub(test, teo_sleep_length, teo_stub_sleep_length);
 	kunit_activate_static_stub(test, teo_latency_req, teo_stub_latency_req);
-	kunit_activate_static_stub(test, teo_cpu_utilized, teo_stub_cpu_utilized);
 	teo_fake_enable(f);
 	return f;
 }
@@ -388,21 +388,29 @@ static void teo_fake_intercepts(struct kunit *test, struct teo_fake *f, int n,
 
 /* ---- Selection rows ---------------------------------------------------- */
 
+/*
+ * Where a row's answer depends on the tick period, it is written with these
+ * (TICK_NSEC is this kernel's): whether a target residency of @us is below
+ * the tick period, so that the tick, if kept, comes before the state pays
+ * off; and whether a bin ending at @us ends within it, so that its
+ * intercepts count as intercepts within a tick.
+ */
+#define BELOW_TICK(us)		(US(us) < TICK_NSEC)
+#define WITHIN_TICK(us)		(US(us) <= TICK_NSEC)
+
 /**
  * struct teo_row - What every selection row has first.
  * @desc: What the row shows.
  * @table: State table.
- * @hz: The HZ the row is made for, or 0 if it holds at any HZ.
  */
 struct teo_row {
 	const char *desc;
 	const struct teo_table *table;
-	unsigned int hz;
 };
 
 /**
  * struct teo_select_case - One selection scenario.
- * @row: Description, state table and HZ.
+ * @row: Description and state table.
  * @disabled: Disabled states (bit mask).
  * @latency_req_ns: Latency limit (NO_LIMIT if none).
  * @tick_stopped: The tick is already stopped.
@@ -449,15 +457,11 @@ static const struct teo_select_case teo_select_cases[] = {
 		.tick_stopped = true, .sleep_ns = MS(50),
 		.want_idx = 0, .want_stop_tick = true, .want_asked = false,
 	}, {
-		.row.desc = "only C3 enabled, deeper than a 1 ms tick: stop the tick",
+		.row.desc = "only C3 enabled: no query, the tick kept if C3 is below it",
 		.row.table = &x86, .disabled = 0x7, .latency_req_ns = NO_LIMIT,
-		.row.hz = 1000, .sleep_ns = US(10),
-		.want_idx = 3, .want_stop_tick = true, .want_asked = false,
-	}, {
-		.row.desc = "only C3 enabled, within a 4 ms tick: keep the tick",
-		.row.table = &x86, .disabled = 0x7, .latency_req_ns = NO_LIMIT,
-		.row.hz = 250, .sleep_ns = MS(50),
-		.want_idx = 3, .want_stop_tick = false, .want_asked = false,
+		.sleep_ns = US(10),
+		.want_idx = 3, .want_stop_tick = !BELOW_TICK(3102),
+		.want_asked = false,
 	}, {
 		.row.desc = "intercepts 400/250/251 in bins 0-2: no deeper than the most common",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT,
@@ -508,10 +512,11 @@ static const struct teo_select_case teo_select_cases[] = {
 		 * 2/3 of all wakeups" holds (0 >= 0), so the tick is kept and
 		 * the state must fit before it.
 		 */
-		.row.desc = "no history at all, far timer: tick kept, C2 fits before it",
-		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 250,
+		.row.desc = "no history, far timer: the tick kept below C3, the state fits it",
+		.row.table = &x86, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100), .delta_tick_pct = 50,
-		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+		.want_idx = BELOW_TICK(3102) && US(3102) > TICK_NSEC / 2 ? 2 : 3,
+		.want_stop_tick = !BELOW_TICK(3102), .want_asked = true,
 	}, {
 		.row.desc = "early timer picks a shallower state",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT,
@@ -546,10 +551,11 @@ static const struct teo_select_case teo_select_cases[] = {
 		.want_idx = 1, .want_stop_tick = false, .want_asked = true,
 	}, {
 		.row.desc = "short idles do not spare the query for C2",
-		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 250,
+		.row.table = &x86, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100), .brief_idles = SATURATED,
 		.hits = { [3] = 2000 }, .intercepts = { [2] = 6000 },
-		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+		.want_idx = 2, .want_stop_tick = !WITHIN_TICK(3102),
+		.want_asked = true,
 	}, {
 		.row.desc = "intercept minority keeps the deepest state",
 		.row.table = &x86, .latency_req_ns = NO_LIMIT,
@@ -557,23 +563,12 @@ static const struct teo_select_case teo_select_cases[] = {
 		.hits = { [3] = 6000 }, .intercepts = { [1] = 2000 },
 		.want_idx = 3, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.row.desc = "intercept median picks the middle state, tick kept",
-		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 100,
+		.row.desc = "intercept median picks C2, the tick kept if its bin is within it",
+		.row.table = &x86, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100),
 		.hits = { [3] = 1000 }, .intercepts = { [1] = 1000, [2] = 4000 },
-		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
-	}, {
-		.row.desc = "intercept median picks the middle state, tick kept",
-		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 250,
-		.sleep_ns = MS(100),
-		.hits = { [3] = 1000 }, .intercepts = { [1] = 1000, [2] = 4000 },
-		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
-	}, {
-		.row.desc = "intercept median picks the middle state, past the tick: stopped",
-		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 1000,
-		.sleep_ns = MS(100),
-		.hits = { [3] = 1000 }, .intercepts = { [1] = 1000, [2] = 4000 },
-		.want_idx = 2, .want_stop_tick = true, .want_asked = true,
+		.want_idx = 2, .want_stop_tick = !WITHIN_TICK(3102),
+		.want_asked = true,
 	}, {
 		.row.desc = "polling state 0 and short candidate: no query",
 		.row.table = &x86, .disabled = 0xc, .latency_req_ns = NO_LIMIT,
@@ -665,59 +660,50 @@ static const struct teo_select_case teo_select_cases[] = {
 		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
 		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
 	}, {
-		.row.desc = "intercepts keep the tick; state must fit before it",
-		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .row.hz = 100,
+		.row.desc = "intercepts in cpu-sleep's bin: the tick kept if within it, WFI",
+		.row.table = &arm3, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(50), .delta_tick_ns = US(500),
 		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
-		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
+		.want_idx = WITHIN_TICK(2000) ? 0 : 1,
+		.want_stop_tick = !WITHIN_TICK(2000), .want_asked = true,
 	}, {
-		.row.desc = "intercepts keep the tick; state fits before it",
-		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .row.hz = 100,
-		.sleep_ns = MS(50), .delta_tick_ns = MS(5),
+		.row.desc = "intercepts in cpu-sleep's bin, which fits before the tick",
+		.row.table = &arm3, .latency_req_ns = NO_LIMIT,
+		.sleep_ns = MS(50), .delta_tick_pct = 95,
 		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
-		.want_idx = 1, .want_stop_tick = false, .want_asked = true,
+		.want_idx = 1, .want_stop_tick = !WITHIN_TICK(2000),
+		.want_asked = true,
 	}, {
-		.row.desc = "intercepts past the tick period: stop the tick, not demote",
-		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .row.hz = 1000,
-		.sleep_ns = MS(50), .delta_tick_ns = US(500),
-		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
-		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
-	}, {
-		.row.desc = "intercepts past the tick period, state fits: tick stopped",
-		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .row.hz = 1000,
-		.sleep_ns = MS(50), .delta_tick_ns = US(950),
-		.hits = { [2] = 1000 }, .intercepts = { [1] = 8000 },
-		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
-	}, {
-		.row.desc = "timer before the next tick: tick kept, state fits",
-		.row.table = &arm3, .latency_req_ns = NO_LIMIT, .row.hz = 250,
-		.sleep_ns = MS(3), .delta_tick_ns = US(3500),
+		.row.desc = "timer before the next tick: tick kept, the state fits the timer",
+		.row.table = &tick3, .latency_req_ns = NO_LIMIT,
+		.sleep_tick_pct = 75, .delta_tick_pct = 90,
 		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
 	}, {
-		.row.desc = "timer after the next tick within a period: tick stopped",
-		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 1000,
+		.row.desc = "timer after the next tick, no history: tick kept, the state fits it",
+		.row.table = &tick3, .latency_req_ns = NO_LIMIT,
 		.sleep_tick_pct = 150, .delta_tick_pct = 40,
+		.want_idx = 1, .want_stop_tick = false, .want_asked = true,
+	}, {
+		.row.desc = "timer after the next tick, timer wakeups: the deepest, tick stopped",
+		.row.table = &tick3, .latency_req_ns = NO_LIMIT,
+		.sleep_tick_pct = 150, .delta_tick_pct = 40, .hits = { [2] = 1000 },
 		.want_idx = 2, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.row.desc = "timer after the next tick at HZ=250: C3, tick stopped",
-		.row.table = &x86, .latency_req_ns = NO_LIMIT, .row.hz = 250,
-		.sleep_tick_pct = 150, .delta_tick_pct = 40, .hits = { [3] = 1000 },
-		.want_idx = 3, .want_stop_tick = true, .want_asked = true,
-	}, {
-		.row.desc = "HZ=100 Arm: timer 9 ms away, tick in 3 ms: cpu-off",
-		.row.table = &arm2, .latency_req_ns = NO_LIMIT, .row.hz = 100,
-		.sleep_tick_pct = 90, .delta_tick_pct = 30,
-		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
+		.row.desc = "Arm, timer wakeups, timer in two periods: cpu-off if it fits, tick stopped",
+		.row.table = &arm2, .latency_req_ns = NO_LIMIT,
+		.sleep_tick_pct = 200, .delta_tick_pct = 30, .hits = { [1] = 1000 },
+		.want_idx = US(4488) <= 2 * TICK_NSEC ? 1 : 0,
+		.want_stop_tick = true, .want_asked = true,
 	}, {
 		.row.desc = "equal target residencies: the deeper twin is taken",
-		.row.table = &armeq, .latency_req_ns = NO_LIMIT, .row.hz = 100,
+		.row.table = &armeq, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = US(2600),
-		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+		.want_idx = 2, .want_stop_tick = !BELOW_TICK(2580), .want_asked = true,
 	}, {
 		.row.desc = "equal target residencies, deeper twin over the limit",
-		.row.table = &armeq, .latency_req_ns = US(300), .row.hz = 100,
+		.row.table = &armeq, .latency_req_ns = US(300),
 		.sleep_ns = US(2600),
-		.want_idx = 1, .want_stop_tick = false, .want_asked = true,
+		.want_idx = 1, .want_stop_tick = !BELOW_TICK(2580), .want_asked = true,
 	}, {
 		.row.desc = "equal target residencies, deeper twin disabled",
 		.row.table = &armeq, .disabled = 0x4, .latency_req_ns = NO_LIMIT,
@@ -725,18 +711,20 @@ static const struct teo_select_case teo_select_cases[] = {
 		.want_idx = 1, .want_stop_tick = true, .want_asked = true,
 	}, {
 		.row.desc = "equal target residencies: intercepts take the deeper twin",
-		.row.table = &armeq4, .latency_req_ns = NO_LIMIT, .row.hz = 100,
+		.row.table = &armeq4, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(50),
 		.hits = { [3] = 1000 }, .intercepts = { [2] = 8000 },
-		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+		.want_idx = 2,
+		.want_stop_tick = !(BELOW_TICK(2580) && WITHIN_TICK(10000)),
+		.want_asked = true,
 	}, {
 		.row.desc = "equal target residencies: an early timer takes the deeper twin",
-		.row.table = &armeq4, .latency_req_ns = NO_LIMIT, .row.hz = 100,
+		.row.table = &armeq4, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(5),
-		.want_idx = 2, .want_stop_tick = false, .want_asked = true,
+		.want_idx = 2, .want_stop_tick = !BELOW_TICK(2580), .want_asked = true,
 	}, {
 		.row.desc = "equal target residencies: early wakeups skip the empty bin",
-		.row.table = &armeq, .latency_req_ns = NO_LIMIT, .row.hz = 100,
+		.row.table = &armeq, .latency_req_ns = NO_LIMIT,
 		.sleep_ns = MS(100),
 		.hits = { [2] = 1000 }, .intercepts = { [0] = 4000 },
 		.want_idx = 0, .want_stop_tick = false, .want_asked = true,
@@ -784,10 +772,6 @@ static void teo_test_select(struct kunit *test)
 	struct teo_fake *f;
 	bool stop_tick;
 	int i, idx;
-
-	if (c->row.hz && c->row.hz != HZ)
-		kunit_skip(test, "made for HZ=%u, this kernel has HZ=%d",
-			   c->row.hz, HZ);
 
 	f = teo_fake_new(test, c->row.table);
 	for (i = 0; i < CPUIDLE_STATE_MAX; i++)
@@ -893,7 +877,7 @@ static const struct teo_account_case teo_account_cases[] = {
 		.table = &arm2, .entered = 0, .want_bin = 1, .want_hit = true,
 		.sleep_length_ns = KTIME_MAX, .residency_ns = MS(3), .tick = true,
 	}, {
-		.desc = "arm2: HZ=100 tick wakeup before a 9 ms timer: hit in cpu-off",
+		.desc = "arm2: tick wakeups dominate, one before a 9 ms timer: hit in cpu-off",
 		.table = &arm2, .entered = 0, .want_bin = 1, .want_hit = true,
 		.sleep_length_ns = MS(9), .residency_ns = MS(2), .tick = true,
 	}, {
@@ -960,7 +944,6 @@ static void teo_test_account(struct kunit *test)
 				    "intercepts of bin %d", i);
 	}
 	KUNIT_EXPECT_EQ(test, f->cpu.total, PULSE);
-	KUNIT_EXPECT_EQ(test, f->cpu.artificial, c->tick || c->poll_limit);
 }
 
 static void teo_test_decay(struct kunit *test)
@@ -1017,445 +1000,6 @@ static void teo_test_account_stays_in_table(struct kunit *test)
 }
 
 /* ---- Callback tests ---------------------------------------------------- */
-
-/*
- * @rounds of a timer wakeup (50.5 ms after a timer 50 ms away) and then an
- * early one after @early_ns, on a fake CPU utilized or not, but for every
- * @every-th round (none if 0), which has the timer wakeup alone: how often
- * the selection before an early wakeup picked @shallow.  When after a timer
- * wakeup the next one has always been early, the pattern of a fresh CPU
- * learns it within 30 rounds at HZ=100 (fewer at a higher HZ, where a wrong
- * guess costs less); the metrics, half hits in C3 and half intercepts below
- * it, keep C3.
- */
-static int teo_fake_alternate(struct kunit *test, struct teo_fake *f,
-			      int rounds, int every, s64 early_ns, int shallow)
-{
-	int i, idx, n = 0;
-
-	for (i = 0; i < rounds; i++) {
-		idx = teo_fake_select(test, f, NULL);
-		teo_fake_wake(f, idx, f->sleep_length_ns + US(500), false,
-			      false);
-		if (every && i % every == every - 1)
-			continue;
-		idx = teo_fake_select(test, f, NULL);
-		n += idx == shallow;
-		teo_fake_wake(f, idx, early_ns, false, false);
-	}
-	return n;
-}
-
-/*
- * Utilization is asked for only when the wakeup pattern would change the
- * decision: never while timers end every idle period, and then only before
- * the early wakeups, once the pattern has learnt that they follow a timer
- * wakeup; on a utilized CPU the state for them is C1, the tick kept.
- */
-static void teo_test_util_asked(struct kunit *test)
-{
-	struct teo_fake *f = teo_fake_new(test, &x86);
-	int i, idx, shallow;
-
-	f->utilized = true;
-	for (i = 0; i < 40; i++) {
-		idx = teo_fake_select(test, f, NULL);
-		teo_fake_wake(f, idx, f->sleep_length_ns + US(500), false, false);
-	}
-	KUNIT_EXPECT_EQ_MSG(test, f->utilized_reads, 0,
-			    "utilization asked for with timer wakeups only");
-
-	f = teo_fake_new(test, &x86);
-	f->utilized = true;
-	shallow = teo_fake_alternate(test, f, 60, 0, US(20), 1);
-	KUNIT_EXPECT_GE_MSG(test, shallow, 30,
-			    "the learnt early wakeup got C1 in %d of 60 rounds",
-			    shallow);
-	KUNIT_EXPECT_GE(test, f->utilized_reads, shallow);
-	KUNIT_EXPECT_LE_MSG(test, f->utilized_reads, 60,
-			    "utilization asked for in %d of 120 selections",
-			    f->utilized_reads);
-}
-
-/*
- * The same sequence on a CPU that is not utilized: the pattern is asked,
- * utilization says no, and the metrics decide alone (C1 never).
- */
-static void teo_test_util_not_utilized(struct kunit *test)
-{
-	struct teo_fake *f = teo_fake_new(test, &x86);
-
-	KUNIT_EXPECT_EQ(test, teo_fake_alternate(test, f, 40, 0, US(20), 1), 0);
-	KUNIT_EXPECT_GT(test, f->utilized_reads, 0);
-}
-
-/*
- * A wrong early guess costs half a tick period on average, as the kept
- * tick is due anywhere in its period.  On the x86 table, a wakeup 20 us
- * after a timer wakeup in four rounds of five (in the fifth, the next
- * timer wakeup instead): the pattern after a timer wakeup says "early" 4
- * times in 5, which at HZ=250 clears two standard errors of break-even
- * within the 32 to 63 wakeups a pattern keeps when a wrong guess is
- * weighed at half a tick period plus C3's target residency, and never at
- * a whole period.  On a utilized CPU, most of the 80 early wakeups of the
- * last 100 rounds get C1 (64 by the arithmetic; none at a whole period).
- * Below HZ=250 half a tick period is too much for 4 in 5: skipped.
- */
-static void teo_test_util_odds(struct kunit *test)
-{
-	const int rounds = 100, every = 5, early = rounds - rounds / every;
-	struct teo_fake *f;
-	int shallow;
-
-	if (HZ < 250)
-		kunit_skip(test, "made for HZ=250 or more, this kernel has HZ=%d",
-			   HZ);
-
-	f = teo_fake_new(test, &x86);
-	f->utilized = true;
-	teo_fake_alternate(test, f, rounds, every, US(20), 1);
-	shallow = teo_fake_alternate(test, f, rounds, every, US(20), 1);
-	KUNIT_EXPECT_GE_MSG(test, 2 * shallow, early,
-			    "early wakeups 4 times in 5 got C1 in %d of %d (want half or more)",
-			    shallow, early);
-}
-
-/*
- * Utilization never picks a polling state, even for wakeups shorter than
- * any other state's target residency: the shallowest state that does not
- * poll instead.
- */
-static void teo_test_util_never_polls(struct kunit *test)
-{
-	struct teo_fake *f = teo_fake_new(test, &x86);
-
-	f->utilized = true;
-	KUNIT_EXPECT_EQ(test, teo_fake_alternate(test, f, 40, 0, 100, 0), 0);
-	KUNIT_EXPECT_GT_MSG(test, teo_fake_alternate(test, f, 30, 0, 100, 1), 0,
-			    "the early wakeups never got C1");
-}
-
-/*
- * The last wakeup was a single early one, in C1's bin, and each of the 40
- * wakeups that followed such a one before was early too; early wakeups
- * have lasted @early_ns on average.
- */
-static void teo_fake_early_after_one(struct teo_fake *f, s64 early_ns)
-{
-	f->cpu.run = 1;
-	f->cpu.patterns[1].early = 40;
-	f->cpu.patterns[1].seen = 40;
-	f->cpu.early_bin = 1;
-	f->cpu.early_ns = early_ns;
-}
-
-/*
- * The intercepts, most of them in C2's bin, have made C2 of the candidate C3,
- * and each of the last 40 wakeups after a single early one was early too,
- * the last early one in C1's bin.  On a utilized CPU the pattern goes below
- * the intercepts' choice, to C1, and keeps the tick; on one that is not, C2
- * stays.  With 40 wakeups, all early, the pattern clears two standard
- * errors of break-even against C2 when a wrong guess (half a tick period
- * plus C2's 360 us) costs less than 10 times what an early wakeup saves
- * (340 us), 3.4 ms: it costs 2.36 ms at HZ=250, but 5.36 ms at HZ=100.
- */
-static void teo_test_util_below_intercepts(struct kunit *test)
-{
-	static const unsigned int hits[CPUIDLE_STATE_MAX] = { [3] = 4 * PULSE };
-	static const unsigned int intercepts[CPUIDLE_STATE_MAX] = {
-		[1] = 3 * PULSE, [2] = 5 * PULSE,
-	};
-	static const bool utilized[] = { false, true };
-	struct teo_fake *f;
-	bool stop;
-	int i, idx;
-
-	if (HZ < 250)
-		kunit_skip(test, "made for HZ=250 or more, this kernel has HZ=%d",
-			   HZ);
-
-	for (i = 0; i < ARRAY_SIZE(utilized); i++) {
-		f = teo_fake_new(test, &x86);
-		f->utilized = utilized[i];
-		teo_fake_metrics(f, hits, intercepts);
-		teo_fake_early_after_one(f, US(20));
-
-		idx = teo_fake_select(test, f, &stop);
-		KUNIT_EXPECT_EQ_MSG(test, idx, utilized[i] ? 1 : 2,
-				    "utilized: %d", utilized[i]);
-		if (utilized[i])
-			KUNIT_EXPECT_FALSE_MSG(test, stop,
-					       "tick stopped for the guess");
-	}
-}
-
-/*
- * The pattern says that the next wakeup will be early (each of the last 40
- * after a single early one was, the last early one in C1's bin, 150 us long
- * on average), so a utilized CPU gets C1 with the tick kept.  The tick ends
- * that idle period after 200 us, and then again: the guess stands after the
- * first tick (200 us cut from the wait, less than twice the early wakeups'
- * mean), not after the second (400 us), when the metrics' C3 is back.  The
- * pattern clears break-even at any HZ: a wrong guess (half a tick period
- * plus C3's 3102 us) costs less than 10 times what an early wakeup saves
- * (2952 us).
- */
-static void teo_test_util_tick_cut(struct kunit *test)
-{
-	static const unsigned int hits[CPUIDLE_STATE_MAX] = { [3] = 4 * PULSE };
-	static const unsigned int intercepts[CPUIDLE_STATE_MAX] = {};
-	static const int want[] = { 1, 1, 3 };
-	struct teo_fake *f = teo_fake_new(test, &x86);
-	bool stop;
-	int i, idx;
-
-	f->utilized = true;
-	teo_fake_metrics(f, hits, intercepts);
-	teo_fake_early_after_one(f, US(150));
-
-	for (i = 0; i < ARRAY_SIZE(want); i++) {
-		idx = teo_fake_select(test, f, &stop);
-		KUNIT_EXPECT_EQ_MSG(test, idx, want[i], "after %d ticks", i);
-		if (want[i] == 1)
-			KUNIT_EXPECT_FALSE_MSG(test, stop,
-					       "tick stopped for the guess after %d ticks",
-					       i);
-		teo_fake_wake(f, idx, US(200), true, false);
-	}
-}
-
-/*
- * 60 frames on @f: three waits for the GPU, the first two ended by its
- * interrupt after @gpu_ns and the third after @last_gpu_ns, with the frame's
- * timer 16 ms away, then the wait for the next frame's timer, 12 ms away.
- * Returns how often in the last 20 frames the timer's wait got @deepest with
- * the tick stopped; *@shallower counts the GPU waits of those frames that
- * got a state shallower than @deepest.
- */
-static int teo_fake_frames(struct kunit *test, struct teo_fake *f,
-			   s64 gpu_ns, s64 last_gpu_ns, int deepest,
-			   int *shallower)
-{
-	int frame, i, idx, waits = 0;
-	bool stop;
-
-	*shallower = 0;
-	for (frame = 0; frame < 60; frame++) {
-		f->sleep_length_ns = MS(16);
-		for (i = 0; i < 3; i++) {
-			idx = teo_fake_select(test, f, NULL);
-			*shallower += frame >= 40 && idx < deepest;
-			teo_fake_wake(f, idx, i < 2 ? gpu_ns : last_gpu_ns,
-				      false, false);
-		}
-		f->sleep_length_ns = MS(12);
-		idx = teo_fake_select(test, f, &stop);
-		waits += frame >= 40 && idx == deepest && stop;
-		teo_fake_wake(f, idx, MS(12) + US(100), false, false);
-	}
-	return waits;
-}
-
-/**
- * struct teo_frames_case - 60 frames of teo_fake_frames() on a CPU that is
- *	not utilized, and what the last 20 of them get.
- * @desc: What the case shows.
- * @table: State table.
- * @gpu_ns: The first two waits for the GPU.
- * @last_gpu_ns: The third.
- * @deepest: The state that the wait for the timer gets, the tick stopped, in
- *	every one of the last 20 frames.
- * @shallower: How many of their 60 GPU waits get a state shallower than
- *	@deepest, or -1 if that is not checked.
- *
- * - POWER's two states, GPU interrupts after 500 us: they fall into CEDE's
- *   bin, the deepest, so none of the wakeups is early, but as intercepts
- *   within the tick period, three quarters of the wakeups, they would keep
- *   the tick for CEDE.  Once the pattern after a wakeup that was not early
- *   has seen 32 wakeups and never an early one, the tick is stopped for
- *   CEDE, and the GPU waits get CEDE too.
- * - The same with the third GPU interrupt after 50 us, in snooze's bin: an
- *   early wakeup, after which only the wait for the timer ever came.  After
- *   a wakeup that was not early, "early" one time in three, but after a run
- *   of one early wakeup, "never".
- * - The RK3399-like table, every GPU interrupt after 300 us (WFI's bin:
- *   early).  After an early wakeup the next one was early two times in
- *   three, but after a run of three it never was.
- */
-struct teo_frames_case {
-	const char *desc;
-	const struct teo_table *table;
-	s64 gpu_ns;
-	s64 last_gpu_ns;
-	int deepest;
-	int shallower;
-};
-
-static const struct teo_frames_case teo_frames_cases[] = {
-	{ "power: no early wakeup, CEDE for all", &power, US(500), US(500), 1, 0 },
-	{ "power: the wait after one early wakeup", &power, US(500), US(50), 1, -1 },
-	{ "arm3: the wait after a run of three", &arm3, US(300), US(300), 2, 60 },
-};
-
-static void teo_frames_desc(const struct teo_frames_case *c, char *desc)
-{
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", c->desc);
-}
-
-KUNIT_ARRAY_PARAM(teo_frames, teo_frames_cases, teo_frames_desc);
-
-static void teo_test_frames(struct kunit *test)
-{
-	const struct teo_frames_case *c = test->param_value;
-	struct teo_fake *f = teo_fake_new(test, c->table);
-	int shallower, waits = teo_fake_frames(test, f, c->gpu_ns,
-					       c->last_gpu_ns, c->deepest,
-					       &shallower);
-
-	KUNIT_EXPECT_EQ_MSG(test, waits, 20,
-			    "the wait for the timer got %s, tick stopped, in %d of the last 20 frames",
-			    c->table->states[c->deepest].name, waits);
-	if (c->shallower >= 0)
-		KUNIT_EXPECT_EQ_MSG(test, shallower, c->shallower,
-				    "the GPU waits got a state shallower than %s in %d of 60",
-				    c->table->states[c->deepest].name, shallower);
-}
-
-/*
- * Runs of waits for a device (300 us each: early), each followed by a wait
- * for a timer 12 ms away, the runs' lengths drawn at random with a fixed
- * seed: three in seven runs of ten, four to six in the others.  After a run
- * of three or more the next wakeup is early about one time in three, too
- * often for that run's pattern ever to say that no early wakeup is coming
- * (a majority of timer wakeups after it is not enough), so none of the
- * device waits of the last 100 runs gets cluster-sleep.
- */
-static void teo_test_runs_random(struct kunit *test)
-{
-	struct teo_fake *f = teo_fake_new(test, &arm3);
-	struct rnd_state rnd;
-	int run, i, n, idx, deep = 0, waits = 0;
-
-	prandom_seed_state(&rnd, 3);
-	for (run = 0; run < 200; run++) {
-		n = prandom_u32_state(&rnd) % 10 < 7 ? 3 :
-			4 + prandom_u32_state(&rnd) % 3;
-		f->sleep_length_ns = MS(16);
-		for (i = 0; i < n; i++) {
-			idx = teo_fake_select(test, f, NULL);
-			if (run >= 100) {
-				deep += idx == 2;
-				waits++;
-			}
-			teo_fake_wake(f, idx, US(300), false, false);
-		}
-		f->sleep_length_ns = MS(12);
-		idx = teo_fake_select(test, f, NULL);
-		teo_fake_wake(f, idx, MS(12) + US(100), false, false);
-	}
-	KUNIT_EXPECT_EQ_MSG(test, deep, 0,
-			    "device waits got cluster-sleep in %d of %d",
-			    deep, waits);
-}
-
-/**
- * struct teo_tick_case - Timer waits that the next tick would cut short.
- * @desc: What the case shows.
- * @wait_ns: The wait for the timer, 0 for 7/8 of the tick period.
- * @tick_ns: The time till the next tick, 0 for 1 ms.
- * @irq_pct: The odds in percent that an interrupt ends a wait after 300 us.
- * @state: The state expected with the tick stopped.
- * @stops: How many of the last 20 waits get @state with the tick stopped
- *	(and none of them another state with the tick stopped).
- */
-struct teo_tick_case {
-	const char *desc;
-	s64 wait_ns;
-	s64 tick_ns;
-	int irq_pct;
-	int state;
-	int stops;
-};
-
-static const struct teo_tick_case teo_tick_cases[] = {
-	{ "no early wakeup, the state fits: tick stopped", 0, 0, 0, 2, 20 },
-	{ "the state fits before the tick: tick stopped", 0, US(2100), 0, 2,
-	  20 },
-	{ "the state fits, its exit latency not: tick stopped for cpu-sleep",
-	  US(2250), 0, 0, 1, 20 },
-	{ "the rest after the tick fits the state: tick kept",
-	  US(2450), US(100), 0, 1, 0 },
-	{ "random interrupts: tick kept", 0, 0, 25, 2, 0 },
-};
-
-static void teo_tick_desc(const struct teo_tick_case *c, char *desc)
-{
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", c->desc);
-}
-
-KUNIT_ARRAY_PARAM(teo_tick, teo_tick_cases, teo_tick_desc);
-
-/*
- * Waits for a timer closer than a tick period on the Arm table with three
- * states, the next tick nearer than the timer and, but in one row, than
- * cluster-sleep's target residency (2 ms).  A wait for which the tick is
- * kept is cut by it, and the rest of it is chosen for again; an interrupt
- * (odds drawn from prandom, seed 1) may end a wait after 300 us.  Where no
- * early wakeup is expected, the tick is stopped for cluster-sleep if the
- * wait has room for its target residency and exit latency (2.5 ms) or if
- * cluster-sleep fits before the tick; if neither, and the rest after the
- * tick is too short for cluster-sleep as well, for cpu-sleep (1150 us with
- * its exit latency).  A rest of 2.35 ms is long enough for
- * cluster-sleep, and for its wakeup, less half the exit latency, to count
- * in cluster-sleep's bin: the tick is kept for it.
- */
-static void teo_test_timer_before_tick(struct kunit *test)
-{
-	const struct teo_tick_case *c = test->param_value;
-	const struct cpuidle_state *s = &arm3.states[c->state];
-	const struct cpuidle_state *deep = &arm3.states[2];
-	s64 wait_ns = c->wait_ns ?: TICK_NSEC - TICK_NSEC / 8;
-	s64 tick_ns = c->tick_ns ?: MS(1);
-	int period, idx, stops = 0, stops_in_state = 0;
-	struct rnd_state rnd;
-	struct teo_fake *f;
-	bool stop;
-
-	/* The tick must cut the wait, which must fit what the row needs. */
-	if (wait_ns >= TICK_NSEC || wait_ns < deep->target_residency_ns ||
-	    (c->stops && wait_ns < s->target_residency_ns + s->exit_latency_ns))
-		kunit_skip(test, "a %lld us wait does not fit HZ=%d",
-			   div_s64(wait_ns, NSEC_PER_USEC), HZ);
-
-	f = teo_fake_new(test, &arm3);
-	prandom_seed_state(&rnd, 1);
-	for (period = 0; period < 60; period++) {
-		bool irq = prandom_u32_state(&rnd) % 100 < c->irq_pct;
-
-		f->sleep_length_ns = wait_ns;
-		f->delta_tick_ns = tick_ns;
-		idx = teo_fake_select(test, f, &stop);
-		stops += period >= 40 && stop;
-		stops_in_state += period >= 40 && stop && idx == c->state;
-		if (irq) {
-			teo_fake_wake(f, idx, US(300), false, false);
-			continue;
-		}
-		if (!stop) {
-			teo_fake_wake(f, idx, tick_ns, true, false);
-			f->sleep_length_ns = wait_ns - tick_ns;
-			f->delta_tick_ns = TICK_NSEC;
-			idx = teo_fake_select(test, f, NULL);
-		}
-		teo_fake_wake(f, idx, f->sleep_length_ns + US(10), false, false);
-	}
-	KUNIT_EXPECT_EQ_MSG(test, stops_in_state, c->stops,
-			    "%s with the tick stopped for %d of the last 20 waits",
-			    s->name, stops_in_state);
-	KUNIT_EXPECT_EQ_MSG(test, stops, stops_in_state,
-			    "the tick stopped for another state in %d of the last 20 waits",
-			    stops - stops_in_state);
-}
 
 /*
  * A wakeup by the polling time limit is consumed by the next selection and
@@ -1680,15 +1224,6 @@ static struct kunit_case teo_test_cases[] = {
 	KUNIT_CASE_PARAM(teo_test_account, teo_account_gen_params),
 	KUNIT_CASE(teo_test_decay),
 	KUNIT_CASE(teo_test_account_stays_in_table),
-	KUNIT_CASE(teo_test_util_asked),
-	KUNIT_CASE(teo_test_util_not_utilized),
-	KUNIT_CASE(teo_test_util_never_polls),
-	KUNIT_CASE(teo_test_util_odds),
-	KUNIT_CASE(teo_test_util_below_intercepts),
-	KUNIT_CASE(teo_test_util_tick_cut),
-	KUNIT_CASE_PARAM(teo_test_frames, teo_frames_gen_params),
-	KUNIT_CASE(teo_test_runs_random),
-	KUNIT_CASE_PARAM(teo_test_timer_before_tick, teo_tick_gen_params),
 	KUNIT_CASE(teo_test_poll_limit),
 	KUNIT_CASE(teo_test_disabled_in_between),
 	KUNIT_CASE(teo_test_reenable),
