@@ -20,7 +20,11 @@
 #   make stock              rebuild the boot test's idle entries from the events
 #                           any kernel has, compare with teo's own, replay them
 #                           (ARCH=x86_64 too)
-#   make kunit ARCH=x86_64  the KUnit suite on one architecture (or arm64)
+#   make kunit ARCH=x86_64  the KUnit suite on one architecture (or arm64, i386);
+#                           HZ=100 or HZ=1000 for another tick period than 250
+#   make kunit-series       the suite at every commit from its own to the last,
+#                           and with each fix undone in turn at the tests
+#                           series' end, its case failing (ARCH=, HZ= as kunit)
 #   make lint               checkpatch, W=1 + sparse, kernel-doc, i386
 #   make tree               make the patched tree and print its path
 #   make series             the series as git format-patch files with a cover
@@ -47,7 +51,7 @@
 
 SCRIPTS := scripts/teo
 
-.PHONY: all check run vmbench fidelity stock kunit lint tree series edit refresh source harness bench bench-update cost fuzz stress deps clean help
+.PHONY: all check run vmbench fidelity stock kunit kunit-series lint tree series edit refresh source harness bench bench-update cost fuzz stress deps clean help
 
 all: help
 
@@ -80,7 +84,11 @@ stock: deps
 
 kunit: deps
 	@$(call arch_default,x86_64,arm64 or i386)
-	@$(SCRIPTS)/kunit $(if $(ARCH),$(ARCH),x86_64)
+	@$(SCRIPTS)/kunit $(if $(ARCH),$(ARCH),x86_64) $(if $(HZ),--hz $(HZ))
+
+kunit-series: deps
+	@$(call arch_default,x86_64,arm64 or i386)
+	@$(SCRIPTS)/kunit-series $(if $(ARCH),$(ARCH),x86_64) $(if $(HZ),--hz $(HZ))
 
 lint: deps
 	@$(SCRIPTS)/lint
