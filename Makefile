@@ -27,8 +27,9 @@
 #                           series' end, its case failing (ARCH=, HZ= as kunit)
 #   make lint               checkpatch, W=1 + sparse, kernel-doc, i386
 #   make tree               make the patched tree and print its path
-#   make series             the series as git format-patch files with a cover
-#                           letter, signed off with your git config identity
+#   make series             the three series (fixes, tests, rfc; SERIES=fixes,...
+#                           for some) as git format-patch files, each with its
+#                           cover letter, signed off with your git config identity
 #   make edit [FORCE=1]     a git tree with one commit per patch of the series
 #                           (~/.cache/teo/edit, branch edit) to rebase and amend
 #   make refresh            write the edit tree's commits back to patches/
@@ -97,7 +98,7 @@ tree: deps
 	@$(SCRIPTS)/tree
 
 series: deps
-	@$(SCRIPTS)/series
+	@SERIES=$(SERIES) $(SCRIPTS)/series
 
 edit: deps
 	@$(SCRIPTS)/edit $(if $(FORCE),--force)

@@ -689,7 +689,7 @@ static const struct teo_select_case teo_select_cases[] = {
 		.sleep_tick_pct = 150, .delta_tick_pct = 40, .hits = { [2] = 1000 },
 		.want_idx = 2, .want_stop_tick = true, .want_asked = true,
 	}, {
-		.row.desc = "Arm, timer wakeups, timer in two periods: cpu-off if it fits, tick stopped",
+		.row.desc = "timer wakeups, timer 2 ticks away: cpu-off if it fits, tick stopped",
 		.row.table = &arm2, .latency_req_ns = NO_LIMIT,
 		.sleep_tick_pct = 200, .delta_tick_pct = 30, .hits = { [1] = 1000 },
 		.want_idx = US(4488) <= 2 * TICK_NSEC ? 1 : 0,
