@@ -534,12 +534,16 @@ def worst(fails, crit):
     return best and best[1:]
 
 
+def matrix_dims(cells):
+    """The matrix's state tables, HZ (as text), workloads and seeds, each
+    sorted."""
+    return (sorted({k[0] for k in cells}), [str(h) for h in sorted({k[1] for k in cells})],
+            sorted({k[3] for k in cells}), sorted({k[4] for k in cells}))
+
+
 def matrix_text(cells):
     """The matrix's dimensions, for a verdict's first lines."""
-    tables = sorted({k[0] for k in cells})
-    wls = sorted({k[3] for k in cells})
-    seeds = sorted({k[4] for k in cells})
-    hzs = [str(h) for h in sorted({k[1] for k in cells})]
+    tables, hzs, wls, seeds = matrix_dims(cells)
     return (f"{len(cells)} cells: {len(wls)} workloads x {len(tables)} state tables x "
             f"HZ {' and '.join([', '.join(hzs[:-1]), hzs[-1]] if len(hzs) > 1 else hzs)} x "
             f"no latency limit and one that rules out the deepest state x "
@@ -604,13 +608,10 @@ def judged_text(cells):
 
 def gist_matrix(cells):
     """The judge's matrix, as a changelog states it."""
-    tables = len({k[0] for k in cells})
-    wls = len({k[3] for k in cells})
-    seeds = len({k[4] for k in cells})
-    hzs = [str(h) for h in sorted({k[1] for k in cells})]
-    return (f"{len(cells)} cells ({wls} workloads on {tables} state tables at HZ "
+    tables, hzs, wls, seeds = matrix_dims(cells)
+    return (f"{len(cells)} cells ({len(wls)} workloads on {len(tables)} state tables at HZ "
             f"{', '.join(hzs[:-1])} and {hzs[-1]}, with and without a latency limit that "
-            f"rules out the deepest state, {seeds} seeds each)")
+            f"rules out the deepest state, {len(seeds)} seeds each)")
 
 
 def gist_conditions(cells):
