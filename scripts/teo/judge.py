@@ -166,29 +166,24 @@ def latency_limit_us(table):
 
 def series_steps():
     """The governor each patch of patches/series leaves, with the patch's
-    number and subject: teo-stepNN for a step diff patches/steps/NN-*.diff
+    number and subject: teo-stepNN for a step diff patches/steps/NN-KIND.diff
     (on mainline's teo.c), teo for the last; the message file of each,
-    the series it is in (its section of patches/series: fixes, tests, rfc)
-    and its number there.  Lines for another base only (a message
-    "MSG@BASE") are not mainline's patches and are left out."""
+    its KIND, the series it is in (its section of patches/series: fixes,
+    tests, rfc) and its number there.  Lines for another base only (a
+    message "MSG@BASE") are not mainline's patches and are left out."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import seriesfile
-    steps, n, section, k = [], 0, None, 0
-    for e in seriesfile.read(ROOT)[1]:
-        if e.sections:
-            section, k = e.sections[-1][0], 0
-        if not e.for_base(REF[4:]):
+    steps, last, k = [], None, 0
+    for n, (section, e) in enumerate(seriesfile.commits(seriesfile.read(ROOT)[1], REF[4:]), 1):
+        k = k + 1 if section == last else 1
+        last = section
+        if not e.step():
             continue
-        n += 1
-        k += 1
         with open(os.path.join(ROOT, "patches", e.msg)) as msg:
             subject = msg.readline().strip()
-        for item in e.items:
-            base = os.path.basename(item.split("=")[0].split("@")[0])
-            if item.startswith("patches/steps/") and item.endswith(".diff"):
-                steps.append({"gov": f"teo-step{base.split('-')[0]}", "n": n,
-                              "subject": subject, "msg": e.msg, "series": section,
-                              "k": k})
+        nn, kind = e.step()
+        steps.append({"gov": f"teo-step{nn}", "n": n, "subject": subject, "msg": e.msg,
+                      "kind": kind, "series": section and section[0], "k": k})
     # The last step is our teo (the harness builds it as both).
     if steps:
         steps[-1]["gov"] = "teo"
@@ -200,35 +195,21 @@ def series_sizes():
     lines of patches/series."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import seriesfile
-    out, section = {}, None
-    for e in seriesfile.read(ROOT)[1]:
-        if e.sections:
-            section = e.sections[-1][0]
-        if e.for_base(REF[4:]):
-            out[section] = out.get(section, 0) + 1
+    out = {}
+    for section, _ in seriesfile.commits(seriesfile.read(ROOT)[1], REF[4:]):
+        out[section and section[0]] = out.get(section and section[0], 0) + 1
     return out
 
 
 STEPS = series_steps()
-
-
-def _series_items(msg):
-    """The items of the patches/series line whose message file is @msg."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import seriesfile
-    for e in seriesfile.read(ROOT)[1]:
-        if e.msg == msg:
-            return e.items
-    return []
-
-
 SERIES = [s["gov"] for s in STEPS]
+
+
 def step_of(kind):
     """(the step of patches/steps/NN-KIND.diff, the step before it or REF
     if it is the first), as the harness names them, or (None, None)."""
     for i, s in enumerate(STEPS):
-        if any(w.startswith("patches/steps/") and w.endswith(f"-{kind}.diff")
-               for w in _series_items(s["msg"])):
+        if s["kind"] == kind:
             return s["gov"], SERIES[i - 1] if i else REF
     return None, None
 

@@ -30,6 +30,16 @@ class Entry:
         self.sections = [ln.strip()[1:].replace("]", " ", 1).split()
                          for ln in block.split("\n") if ln.strip().startswith("[")]
 
+    def step(self):
+        """(NN, KIND) of the step diff patches/steps/NN-KIND.diff the entry
+        applies, or None."""
+        for item in self.items:
+            name = item.partition("@")[0]
+            if name.startswith("patches/steps/") and name.endswith(".diff"):
+                nn, _, kind = os.path.basename(name)[:-len(".diff")].partition("-")
+                return nn, kind
+        return None
+
     def for_base(self, base):
         """Whether the entry makes a commit on @base."""
         return self.base is None or self.base == base
@@ -59,6 +69,19 @@ def parse(text):
             entries.append(Entry("".join(block)))
             block = []
     return header, entries, "".join(block)
+
+
+def commits(entries, base):
+    """[(section, entry)] of the @entries that make a commit on @base, in
+    order, each with the section line it comes under ([name, word...], or
+    None before the first)."""
+    out, section = [], None
+    for e in entries:
+        if e.sections:
+            section = e.sections[-1]
+        if e.for_base(base):
+            out.append((section, e))
+    return out
 
 
 def read(root):
