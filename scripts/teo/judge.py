@@ -5,7 +5,9 @@ Imported by scripts/teo/bench (the report, make bench) and scripts/teo/judge
 (the checks of make check).  The matrix is every workload of
 tools/testing/cpuidle/workloads.py (the noise sweep's too) x every state
 table of tools/testing/cpuidle/tables/ x HZ 100, 250 and 1000 x no latency
-limit and one that rules out the deepest state x seeds 1 to 3; a cell is
+limit and one that rules out the deepest state x three seeds of each split
+(SPLITS): the development split, what a change is shaped on, and the
+validation split, other draws of the same workload families; a cell is
 one replay of every governor of the series and its competitors
 (cpuidle-replay --csv), with a stop and restart of the tick costing
 TICK_COST_NS at the table's highest power.
@@ -16,7 +18,10 @@ reference by more than 3% energy in either model, by more than 10% + 5 us
 mean exit latency paid at non-timer wakeups, or by more than 2 points of
 too-deep wakeups (in % of the trace's idle periods: deep_pct()); a change
 passes when no cell fails and at least one geometric mean (energy in either
-model, latency, too deep) is better.
+model, latency, too deep) is better.  A patch is kept when it passes on
+both splits and keeps, for each geometric mean it improves on the
+development split, at least half of that gain on the validation split
+(kept()).
 """
 
 import concurrent.futures
@@ -24,6 +29,7 @@ import csv
 import hashlib
 import importlib.util
 import io
+import json
 import math
 import os
 import re
@@ -50,7 +56,13 @@ TABLES = {
     "power-snooze-cede": 100,
 }
 HZS = (100, 250, 1000)
-SEEDS = (1, 2, 3)
+# The splits: each draws every workload family's shape anew per seed
+# (workloads.py), so the validation split's seeds are other draws of the
+# same families.
+SPLITS = {"development": (1, 2, 3), "validation": (101, 102, 103)}
+SEEDS = SPLITS["development"]
+VALIDATION = SPLITS["validation"]
+ALL_SEEDS = SEEDS + VALIDATION
 PERIODS = int(os.environ.get("TEO_BENCH_PERIODS", "4000"))
 REF = "teo-7.3"
 # What a stop of the tick and its restart cost (docs/benchmarks.md says why), the
@@ -226,7 +238,17 @@ GOVERNORS = [REF] + SERIES + OTHERS
 
 # ---- The matrix ------------------------------------------------------------
 
-def cell_keys(seeds=SEEDS, workloads=None):
+def split_of(key):
+    """The split a cell's seed belongs to."""
+    return next(name for name, seeds in SPLITS.items() if key[4] in seeds)
+
+
+def split_cells(cells, split):
+    """The cells of @split ("development" or "validation")."""
+    return {k: v for k, v in cells.items() if k[4] in SPLITS[split]}
+
+
+def cell_keys(seeds=ALL_SEEDS, workloads=None):
     """Every cell: (table, HZ, latency limit in us or 0 for none, workload,
     seed)."""
     return [(t, hz, lim, wl, seed)
@@ -277,6 +299,13 @@ def run_matrix(keys, govs=None, timing=False):
     10 s; returns {key: {governor: row}}."""
     govs = govs or GOVERNORS
     traces = make_traces(sorted({k[4] for k in keys}), sorted({k[3] for k in keys}))
+    cache = None if timing else matrix_cache(keys, govs)
+    if cache and os.path.exists(cache):
+        with open(cache) as fh:
+            cells = {tuple(c["key"]): c["rows"] for c in json.load(fh)}
+        say(f"{len(keys)} cells through {len(govs)} governors: the replays of the same "
+            f"harness, traces and tables, from {cache}")
+        return cells
     cells = {}
     start = last = time.time()
     say(f"replaying {len(keys)} cells of {PERIODS} idle periods through {len(govs)} "
@@ -291,7 +320,39 @@ def run_matrix(keys, govs=None, timing=False):
                 say(f"{len(cells)} of {len(keys)} cells ({100 * len(cells) // len(keys)}%), "
                     f"{last - start:.0f} s")
     say(f"{len(keys)} cells in {time.time() - start:.0f} s")
+    if cache:
+        with open(cache + ".part", "w") as fh:
+            json.dump([{"key": k, "rows": v} for k, v in cells.items()], fh)
+        os.replace(cache + ".part", cache)
     return cells
+
+
+def matrix_cache(keys, govs):
+    """Where the untimed replays of @keys through @govs are kept: a file
+    named by a digest of everything they depend on (the cpuidle-replay
+    binary, which holds every governor's code, workloads.py, the state
+    tables, the period count, the tick cost, the cells and the governors),
+    so that a run with the same inputs reads the same figures back and any
+    change replays them.  None if the binary is not there."""
+    h = hashlib.sha256()
+    try:
+        with open(REPLAY, "rb") as fh:
+            h.update(fh.read())
+    except OSError:
+        return None
+    with open(os.path.join(HARNESS, "workloads.py"), "rb") as fh:
+        h.update(fh.read())
+    for t in sorted({k[0] for k in keys}):
+        with open(table_path(t), "rb") as fh:
+            h.update(fh.read())
+    h.update(repr((PERIODS, TICK_COST_NS, sorted(keys), list(govs))).encode())
+    d = os.path.join(OUT, "matrix")
+    os.makedirs(d, exist_ok=True)
+    # Keep the latest few: each is some tens of MB.
+    old = sorted((os.path.join(d, f) for f in os.listdir(d)), key=os.path.getmtime)
+    for f in old[:-4]:
+        os.remove(f)
+    return os.path.join(d, h.hexdigest()[:16] + ".json")
 
 
 # ---- Energy at a tick cost, and the comparison of two governors -----------
@@ -328,10 +389,16 @@ def shallow_pct(row):
     return per_period([row], "too_shallow_wakeups")
 
 
-# The utilized interactive workloads, where utilization awareness is to cut
-# too-deep wakeups without costing energy (rule R4 of scripts/teo/bench).
-INTERACTIVE = ("touch-pingpong", "touch-bimodal", "touch-frames-60hz",
-               "pingpong-us", "bimodal-irq-timer", "frames-60hz")
+# The utilized interactive workloads (rule R4 of scripts/teo/bench): where
+# the early wakeups follow a pattern a history can learn (frames, touch,
+# I/O), utilization awareness is to halve teo 7.3's too-deep wakeups
+# without costing energy; where they do not (independent coin flips, a
+# producer's distances drawn at random, replies that always come early),
+# it is never to add any.
+LEARNABLE = ("touch-pingpong", "touch-bimodal", "touch-frames", "frames", "fio-psync",
+             "io-completions")
+UNLEARNABLE = ("pingpong-us", "bimodal-irq-timer", "cross-cpu")
+INTERACTIVE = LEARNABLE + UNLEARNABLE
 
 
 def energy_within(r, base, limit):
@@ -343,18 +410,36 @@ def energy_within(r, base, limit):
             energy(r, "table") <= limit * energy(base, "table"))
 
 
-def interactive_rows(cells, gov):
+def summed(rows):
+    """@rows (one governor's, of cells that differ only in their seed) as
+    one row: wakeups, idle periods and energy added up, utilization
+    averaged."""
+    out = {k: sum(r[k] for r in rows) for k in
+           ("too_deep_wakeups", "too_shallow_wakeups", "idle_periods", "energy_mj",
+            "energy_table_mj", "tick_stops")}
+    out["running_mw"] = rows[0]["running_mw"]
+    out["util_pct"] = sum(r["util_pct"] for r in rows) / len(rows)
+    return out
+
+
+def interactive_rows(cells, gov, split="validation"):
     """Rule R4 per row: each of INTERACTIVE on the x86 and RK3399-like
-    tables at their own HZ, without a latency limit, seed 1, as (table,
-    workload, met, @gov's row, REF's, menu 7.3's).  Met: too deep at most
-    half of REF's, too shallow at most 3 points above REF's, energy no
-    higher (energy_within())."""
+    tables at their own HZ, without a latency limit, summed over the seeds
+    of @split, as (table, workload, met, @gov's row, REF's, menu 7.3's).
+    Met, on LEARNABLE: too deep at most half of REF's, too shallow at most
+    3 points above REF's, energy no higher (energy_within()); elsewhere:
+    too deep no higher than REF's (within DEEP_FLOOR) and energy no
+    higher."""
     out = []
     for table in ("x86-i5-10600k", "arm-rk3399"):
         for wl in INTERACTIVE:
-            r, u, m = (cells[(table, TABLES[table], 0, wl, 1)][g] for g in (gov, REF, "menu-7.3"))
-            met = (deep_pct(r) <= 0.5 * deep_pct(u) and
-                   shallow_pct(r) <= shallow_pct(u) + 3 and energy_within(r, u, 1))
+            r, u, m = (summed([cells[(table, TABLES[table], 0, wl, s)][g]
+                               for s in SPLITS[split]]) for g in (gov, REF, "menu-7.3"))
+            if wl in LEARNABLE:
+                met = (deep_pct(r) <= 0.5 * deep_pct(u) and
+                       shallow_pct(r) <= shallow_pct(u) + 3 and energy_within(r, u, 1))
+            else:
+                met = deep_pct(r) <= deep_pct(u) + DEEP_FLOOR and energy_within(r, u, 1)
             out.append((table, wl, met, r, u, m))
     return out
 
@@ -522,32 +607,71 @@ def matrix_dims(cells):
             sorted({k[3] for k in cells}), sorted({k[4] for k in cells}))
 
 
+def seeds_text(seeds):
+    """The seeds of a matrix, by split."""
+    parts = [f"{', '.join(map(str, [x for x in seeds if x in SPLITS[n]]))} ({n})"
+             for n in SPLITS if any(x in SPLITS[n] for x in seeds)]
+    return f"{'seed' if len(seeds) == 1 else 'seeds'} {' and '.join(parts)}"
+
+
 def matrix_text(cells):
     """The matrix's dimensions, for a verdict's first lines."""
     tables, hzs, wls, seeds = matrix_dims(cells)
-    return (f"{len(cells)} cells: {len(wls)} workloads x {len(tables)} state tables x "
+    return (f"{len(cells)} cells: {len(wls)} workload families x {len(tables)} state tables x "
             f"HZ {' and '.join([', '.join(hzs[:-1]), hzs[-1]] if len(hzs) > 1 else hzs)} x "
             f"no latency limit and one that rules out the deepest state x "
-            f"{'seed' if len(seeds) == 1 else 'seeds'} {', '.join(map(str, seeds))}")
+            f"{seeds_text(seeds)}, each seed a new draw of every family's shape")
+
+
+def kept(cells, cand, ref, cost_ns=TICK_COST_NS):
+    """@cand against @ref on each split: {"development": judge(),
+    "validation": judge(), "verdict": "no change", "kept" or "drop: WHY"}.
+    Kept: it passes on both splits, and for each geometric mean it brings
+    below 1 on the development split, the validation split's is at least
+    half as far below 1."""
+    v = {name: judge(split_cells(cells, name), cand, ref, cost_ns) for name in SPLITS}
+    dev, val = v["development"], v["validation"]
+    if dev["same"] and val["same"]:
+        v["verdict"] = "no change"
+        return v
+    failed = [name for name in SPLITS if v[name]["verdict"] == "FAIL"]
+    short = [c for c in CRITERIA if dev["geo"][c] < 1 - 1e-9 and
+             1 - val["geo"][c] < 0.5 * (1 - dev["geo"][c])]
+    if failed:
+        v["verdict"] = f"drop: fails on {' and '.join(failed)}"
+    elif short:
+        v["verdict"] = "drop: validation keeps " + ", ".join(
+            f"{100 * (1 - val['geo'][c]) / (1 - dev['geo'][c]):.0f}% of its {c} gain"
+            for c in short)
+    else:
+        v["verdict"] = "kept"
+    return v
 
 
 def verdict_table(cells, cost_ns=TICK_COST_NS, width=None, series=None):
     """Per patch (against the one before it) and for the three series
-    together (against REF, the row "all"): the geometric means, the
-    failing cells per criterion and the verdict; with @series, only that
-    series' patches (and "all" for the last series)."""
-    lines = [f"{'':10} {'energy':>7} {'table':>7} {'latency':>7} {'deep':>7} "
-             f"{'failing cells':>18}  verdict",
-             f"{'':10} {'':>7} {'':>7} {'':>7} {'':>7} {'(e/t/l/d)':>18}"]
+    together (against REF, the row "all"), a line per split: the geometric
+    means, the failing cells per criterion and that split's verdict, the
+    validation line ending with kept()'s; with @series, only that series'
+    patches (and "all" for the last series)."""
+    lines = [f"{'':15} {'energy':>7} {'table':>7} {'latency':>7} {'deep':>7} "
+             f"{'failing cells':>14}  verdict",
+             f"{'':15} {'':>7} {'':>7} {'':>7} {'':>7} {'(e/t/l/d)':>14}"]
     last = STEPS[-1]["series"] if STEPS else None
     for name, cand, ref, step in pairs():
         if series and (step["series"] != series if step else series != last):
             continue
-        v = judge(cells, cand, ref, cost_ns)
-        per = {c: sum(1 for _, w in v["fails"] if any(x[0] == c for x in w)) for c in CRITERIA}
-        counts = f"{len(v['fails'])} ({'/'.join(str(per[c]) for c in CRITERIA)})"
-        lines.append(f"{name:10} " + " ".join(f"{v['geo'][c]:6.3f}x" for c in CRITERIA) +
-                     f" {counts:>18}  {v['verdict']}")
+        k = kept(cells, cand, ref, cost_ns)
+        for split, short in (("development", "dev"), ("validation", "val")):
+            v = k[split]
+            per = {c: sum(1 for _, w in v["fails"] if any(x[0] == c for x in w))
+                   for c in CRITERIA}
+            counts = f"{len(v['fails'])} ({'/'.join(str(per[c]) for c in CRITERIA)})"
+            tail = v["verdict"] if split == "development" else \
+                f"{v['verdict']}; {k['verdict']}" if k["verdict"] != "no change" else "no change"
+            lines.append(f"{name if short == 'dev' else '':10} {short} " +
+                         " ".join(f"{v['geo'][c]:6.3f}x" for c in CRITERIA) +
+                         f" {counts:>14}  {tail}")
     return lines
 
 
@@ -590,9 +714,12 @@ def judged_text(cells):
 def gist_matrix(cells):
     """The judge's matrix, as a changelog states it."""
     tables, hzs, wls, seeds = matrix_dims(cells)
-    return (f"{len(cells)} cells ({len(wls)} workloads on {len(tables)} state tables at HZ "
-            f"{', '.join(hzs[:-1])} and {hzs[-1]}, with and without a latency limit that "
-            f"rules out the deepest state, {len(seeds)} seeds each)")
+    n = {name: sum(1 for x in seeds if x in SPLITS[name]) for name in SPLITS}
+    return (f"{len(cells)} cells ({len(wls)} workload families on {len(tables)} state "
+            f"tables at HZ {', '.join(hzs[:-1])} and {hzs[-1]}, with and without a latency "
+            f"limit that rules out the deepest state, {n['development']} seeds each in a "
+            f"development split and {n['validation']} in a validation split, each seed "
+            f"drawing the family's shape anew)")
 
 
 def gist_conditions(cells):
@@ -616,14 +743,18 @@ def patch_block(cells, cand, ref, what):
                  "ratios, energy in the model that pays each exit latency at the table's "
                  "highest power and in the one the target residencies imply, a stop and "
                  f"restart of the tick costing {TICK_COST_NS // 1000} us:")
-    lines += ["",
-              "  energy   table-implied   exit latency at interrupts   too deep",
-              f"  {v['geo']['energy']:5.3f}x {v['geo']['table']:14.3f}x "
-              f"{v['geo']['latency']:27.3f}x {v['geo']['deep']:9.3f}x", ""]
+    lines += ["", "               energy  table-implied  exit latency    too deep",
+              "                                      at interrupts"]
+    for name in SPLITS:
+        g = judge(split_cells(cells, name), cand, ref)["geo"]
+        lines.append(f"  {name:11} {g['energy']:6.3f}x {g['table']:13.3f}x "
+                     f"{g['latency']:13.3f}x {g['deep']:11.3f}x")
+    lines.append("")
     costs = [c for c in TICK_COSTS if c != TICK_COST_NS]
     other = [judge(cells, cand, ref, c) for c in costs]
     if not v["fails"]:
-        head = ("No cell is worse by more than 3% energy in either model, 10% + 5 us of mean "
+        head = ("No cell of either split is worse by more than 3% energy in either model, "
+                "10% + 5 us of mean "
                 "exit latency at interrupts or 2 points of too-deep wakeups")
         if all(not o["fails"] for o in other):
             head += (" (nor with a tick stop costing "
@@ -636,7 +767,7 @@ def patch_block(cells, cand, ref, what):
                 rises.append(gist_figure(crit, c, r))
         tail = (f"; the largest rises in a cell, each figure on its own: {', '.join(rises)}."
                 if rises else "; no figure rises in any cell.")
-        return lines + wrap(head + tail)
+        return lines + wrap(head + tail + kept_text(cells, cand, ref))
     per = {c: sum(1 for _, w in v["fails"] if any(x[0] == c for x in w)) for c in CRITERIA}
     worst_ = []
     for crit in CRITERIA:
@@ -647,7 +778,23 @@ def patch_block(cells, cand, ref, what):
                         f"energy in either model ({per['energy']} and {per['table']}), "
                         f"10% + 5 us of mean exit latency at interrupts ({per['latency']}) or "
                         f"2 points of too-deep wakeups ({per['deep']}); the worst: "
-                        f"{', '.join(worst_)}.")
+                        f"{', '.join(worst_)}." + kept_text(cells, cand, ref))
+
+
+def kept_text(cells, cand, ref):
+    """kept()'s verdict, as a changelog states it."""
+    k = kept(cells, cand, ref)
+    gains = [c for c in CRITERIA if k["development"]["geo"][c] < 1 - 1e-9]
+    if not gains:
+        return ""
+    shares = [f"{100 * (1 - k['validation']['geo'][c]) / (1 - k['development']['geo'][c]):.0f}%"
+              for c in gains]
+    names = [NAMES[c] for c in gains]
+
+    def listed(xs):
+        return xs[0] if len(xs) == 1 else f"{', '.join(xs[:-1])} and {xs[-1]}"
+    return (f"  The validation split keeps {listed(shares)} of the development split's "
+            f"{'gain' if len(gains) == 1 else 'gains'} in {listed(names)}.")
 
 
 def gist_figure(crit, c, r):
@@ -700,25 +847,27 @@ RESULTS_GOVS = (("ours", None), (REF, REF), ("menu-7.3", "menu-7.3"))
 
 
 def results_table(cells):
-    """Ours, REF and menu-7.3 over the whole matrix: geometric means of the
-    cells' ratios to REF, the plain means of too deep and of the exit
-    latency at interrupts, and the cells where each is worse than REF."""
-    n = max(len(cells), 1)
-    lines = [f"{'':9} {'energy':>7} {'table-implied':>14} {'interrupt latency':>18} "
+    """Ours, REF and menu-7.3 on each split: geometric means of the cells'
+    ratios to REF, the plain means of too deep and of the exit latency at
+    interrupts, and the cells where each is worse than REF."""
+    lines = [f"{'':21} {'energy':>7} {'table-implied':>14} {'interrupt latency':>18} "
              f"{'too deep':>15}  cells worse than {REF}",
-             f"{'':9} {'':>7} {'energy':>14} {'(mean)':>18} {'(mean)':>15}"]
-    for name, gov in RESULTS_GOVS:
-        gov = gov or SERIES[-1]
-        v = judge(cells, gov, REF)
-        lat = sum(c[gov]["irq_exit_latency_mean_us"] for c in cells.values()) / n
-        deep = sum(deep_pct(c[gov]) for c in cells.values()) / n
-        per = [(NAMES[c], sum(1 for _, w in v["fails"] if any(x[0] == c for x in w)))
-               for c in CRITERIA]
-        worse = ", ".join(f"{k} {m}" for k, m in per if m) or "none"
-        tail = "-" if gov == REF else f"{len(v['fails'])} of {len(cells)}: {worse}"
-        lines.append(f"{name:9} {v['geo']['energy']:6.3f}x {v['geo']['table']:13.3f}x "
-                     f"{v['geo']['latency']:6.3f}x ({lat:5.1f} us) "
-                     f"{v['geo']['deep']:6.3f}x ({deep:4.2f}%)  {tail}")
+             f"{'':21} {'':>7} {'energy':>14} {'(mean)':>18} {'(mean)':>15}"]
+    for split in SPLITS:
+        sub = split_cells(cells, split)
+        n = max(len(sub), 1)
+        for i, (name, gov) in enumerate(RESULTS_GOVS):
+            gov = gov or SERIES[-1]
+            v = judge(sub, gov, REF)
+            lat = sum(c[gov]["irq_exit_latency_mean_us"] for c in sub.values()) / n
+            deep = sum(deep_pct(c[gov]) for c in sub.values()) / n
+            per = [(NAMES[c], sum(1 for _, w in v["fails"] if any(x[0] == c for x in w)))
+                   for c in CRITERIA]
+            worse = ", ".join(f"{k} {m}" for k, m in per if m) or "none"
+            tail = "-" if gov == REF else f"{len(v['fails'])} of {len(sub)}: {worse}"
+            lines.append(f"{split if not i else '':11} {name:9} {v['geo']['energy']:6.3f}x "
+                         f"{v['geo']['table']:13.3f}x {v['geo']['latency']:6.3f}x "
+                         f"({lat:5.1f} us) {v['geo']['deep']:6.3f}x ({deep:4.2f}%)  {tail}")
     return lines
 
 
