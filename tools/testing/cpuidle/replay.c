@@ -2003,19 +2003,22 @@ static const char *step_before(const char *step)
 /*
  * The fuzzer.  Every case, made by random_case() from its own seed, goes
  * through five replays: our teo with the invariants checked at every
- * decision (every other case with extreme values), and the series' four
- * lockstep pairs, which must agree on every decision, each a step that is
- * to change none and the step before it: the cleanup that reads the
- * tick's state once, the preparation for KUnit, the step that brings
- * utilization awareness with it off, and the step that adds the trace
- * events.  The replays drive the glue
+ * decision (every other case with extreme values), and five lockstep
+ * pairs, which must agree on every decision: four of the series, each a
+ * step that is to change none and the step before it (the cleanup that
+ * reads the tick's state once, the preparation for KUnit, the step that
+ * brings utilization awareness with it off, and the step that adds the
+ * trace events), and our teo told that utilization is 0 against our teo
+ * built without CONFIG_SMP, as a uniprocessor kernel has no utilization
+ * to read and is to lose nothing else (the replay gives both the first
+ * one's utilization).  The replays drive the glue
  * as the idle loop does: the tick kept stopped across periods that wake no task,
  * polling states ended by their time limit, the tick noticed inside a
  * polling state, disabled states and latency limits.  A finding is an
  * index out of range, a broken invariant, a lockstep difference or (in
  * the sanitized build, which stops there) a sanitizer report.
  */
-#define FUZZ_REPLAYS	5
+#define FUZZ_REPLAYS	6
 
 static const char *const fuzz_names[FUZZ_REPLAYS] = {
 	"invariants of teo",
@@ -2023,12 +2026,13 @@ static const char *const fuzz_names[FUZZ_REPLAYS] = {
 	STEP_PREPARE " and the step before it",
 	STEP_UTIL "-noutil and the step before it",
 	STEP_TRACE " and the step before it",
+	"teo-noutil and teo-up (no CONFIG_SMP)",
 };
 
 /**
  * struct fuzz_stats - What a fuzz run did and found.
  * @cases: Cases run.
- * @decisions: Decisions made in each of the four replays of every case.
+ * @decisions: Decisions made in each of the replays of every case.
  * @findings: Cases with a finding, by replay.
  * @first: The first finding of each replay.
  */
@@ -2199,18 +2203,18 @@ static void test_select_reasons(void)
 }
 
 /*
- * One case from @seed through the four replays into @st; with @dec, our
+ * One case from @seed through the replays into @st; with @dec, our
  * teo's decisions are written there.  @report prints each finding.
  */
 static void fuzz_case(u64 seed, struct fuzz_stats *st, FILE *dec, bool report)
 {
 	const char *ref[FUZZ_REPLAYS] = {
 		NULL, step_before(STEP_TICK_ONCE), step_before(STEP_PREPARE),
-		step_before(STEP_UTIL), step_before(STEP_TRACE),
+		step_before(STEP_UTIL), step_before(STEP_TRACE), "teo-up",
 	};
 	const char *gname[FUZZ_REPLAYS] = {
 		"teo", STEP_TICK_ONCE, STEP_PREPARE, STEP_UTIL "-noutil",
-		STEP_TRACE,
+		STEP_TRACE, "teo-noutil",
 	};
 	int i;
 

@@ -24,8 +24,13 @@ typedef uint8_t u8;
 typedef int8_t s8;
 typedef s64 ktime_t;
 
-/* The replayed CPUs are those of an SMP kernel. */
+/*
+ * The replayed CPUs are those of an SMP kernel, unless the object is built
+ * with SHIM_UP: a uniprocessor kernel's (the harness's "teo-up").
+ */
+#ifndef SHIM_UP
 #define CONFIG_SMP	1
+#endif
 
 #define U8_MAX		UINT8_MAX
 #define U64_MAX		UINT64_MAX
