@@ -327,17 +327,37 @@ def run_matrix(keys, govs=None, timing=False):
     return cells
 
 
+def harness_inputs():
+    """What the harness's decisions are made of, as the paths to read: the
+    checksums its Makefile keeps of the step diffs, shim.h and replay.c,
+    the upstream governors it copied, and the Makefile; or the replay
+    binary itself if TEO_REPLAY names one built elsewhere.  Sources, not
+    the binary, so that another clone of the same commit (whose binary
+    names other paths in its debug information) reads the same replays
+    back."""
+    out = os.path.dirname(REPLAY)
+    if os.environ.get("TEO_REPLAY"):
+        return [REPLAY]
+    paths = [os.path.join(out, f".{n}.sum") for n in ("steps", "shim", "replay")]
+    for base in ("7.3", "6.12"):
+        d = os.path.join(out, f"upstream-{base}")
+        paths += [os.path.join(d, f) for f in sorted(os.listdir(d))] if os.path.isdir(d) else []
+    return paths + [os.path.join(HARNESS, "Makefile")]
+
+
 def matrix_cache(keys, govs):
     """Where the untimed replays of @keys through @govs are kept: a file
-    named by a digest of everything they depend on (the cpuidle-replay
-    binary, which holds every governor's code, workloads.py, the state
-    tables, the period count, the tick cost, the cells and the governors),
-    so that a run with the same inputs reads the same figures back and any
-    change replays them.  None if the binary is not there."""
+    named by a digest of everything they depend on (harness_inputs(), the
+    compiler, workloads.py, the state tables, the period count, the tick
+    cost, the cells and the governors), so that a run with the same inputs
+    reads the same figures back and any change replays them.  None if an
+    input cannot be read."""
     h = hashlib.sha256()
     try:
-        with open(REPLAY, "rb") as fh:
-            h.update(fh.read())
+        for path in harness_inputs():
+            with open(path, "rb") as fh:
+                h.update(fh.read())
+        h.update(subprocess.run(["cc", "--version"], capture_output=True).stdout)
     except OSError:
         return None
     with open(os.path.join(HARNESS, "workloads.py"), "rb") as fh:
