@@ -72,17 +72,21 @@ def task_500us(r, n):
     return f"jitter {us(jit)}", gen()
 
 
+def always_early(r, n, lo, hi, run, tlo, thi):
+    """@n idle periods each ended by a wakeup at @lo-@hi, before a timer
+    @tlo-@thi away (log-uniform), with @run/2-@run of work after it."""
+    for _ in range(n):
+        yield (logu(r, tlo, thi), r.randint(lo, hi), r.randint(run // 2, run))
+
+
 def pingpong(r, n):
     """Microsecond ping-pong with another CPU: replies after 2-10 us to
     20-80 us, 1-10 us of work each; the next timer is far."""
     lo = r.randint(2 * US, 10 * US)
     hi = lo + r.randint(10 * US, 70 * US)
     run = r.randint(1 * US, 10 * US)
-
-    def gen():
-        for _ in range(n):
-            yield (logu(r, 10 * MS, 200 * MS), r.randint(lo, hi), r.randint(run // 2, run))
-    return f"replies {us(lo)}-{us(hi)}, work up to {us(run)}", gen()
+    return (f"replies {us(lo)}-{us(hi)}, work up to {us(run)}",
+            always_early(r, n, lo, hi, run, 10 * MS, 200 * MS))
 
 
 def bimodal(r, n):
@@ -123,11 +127,7 @@ def io_completions(r, n):
     lo = r.randint(30 * US, 150 * US)
     hi = lo + r.randint(150 * US, 450 * US)
     run = r.randint(10 * US, 80 * US)
-
-    def gen():
-        for _ in range(n):
-            yield (logu(r, 5 * MS, 50 * MS), r.randint(lo, hi), r.randint(run // 2, run))
-    return f"completions {us(lo)}-{us(hi)}", gen()
+    return f"completions {us(lo)}-{us(hi)}", always_early(r, n, lo, hi, run, 5 * MS, 50 * MS)
 
 
 def fio_psync(r, n):
