@@ -61,8 +61,7 @@ HZS = (100, 250, 1000)
 # same families.
 SPLITS = {"development": (1, 2, 3), "validation": (101, 102, 103)}
 SEEDS = SPLITS["development"]
-VALIDATION = SPLITS["validation"]
-ALL_SEEDS = SEEDS + VALIDATION
+ALL_SEEDS = tuple(s for seeds in SPLITS.values() for s in seeds)
 PERIODS = int(os.environ.get("TEO_BENCH_PERIODS", "4000"))
 REF = "teo-7.3"
 # What a stop of the tick and its restart cost (docs/benchmarks.md says why), the
@@ -237,11 +236,6 @@ GOVERNORS = [REF] + SERIES + OTHERS
 
 
 # ---- The matrix ------------------------------------------------------------
-
-def split_of(key):
-    """The split a cell's seed belongs to."""
-    return next(name for name, seeds in SPLITS.items() if key[4] in seeds)
-
 
 def split_cells(cells, split):
     """The cells of @split ("development" or "validation")."""
@@ -655,17 +649,23 @@ def kept(cells, cand, ref, cost_ns=TICK_COST_NS):
         v["verdict"] = "no change"
         return v
     failed = [name for name in SPLITS if v[name]["verdict"] == "FAIL"]
-    short = [c for c in CRITERIA if dev["geo"][c] < 1 - 1e-9 and
-             1 - val["geo"][c] < 0.5 * (1 - dev["geo"][c])]
+    short = {c: x for c, x in kept_shares(v).items() if x < 0.5}
     if failed:
         v["verdict"] = f"drop: fails on {' and '.join(failed)}"
     elif short:
         v["verdict"] = "drop: validation keeps " + ", ".join(
-            f"{100 * (1 - val['geo'][c]) / (1 - dev['geo'][c]):.0f}% of its {c} gain"
-            for c in short)
+            f"{100 * x:.0f}% of its {c} gain" for c, x in short.items())
     else:
         v["verdict"] = "kept"
     return v
+
+
+def kept_shares(k):
+    """For each criterion whose geometric mean kept()'s @k has below 1 on
+    the development split: the share of that gain (its distance below 1)
+    the validation split keeps."""
+    dev, val = k["development"]["geo"], k["validation"]["geo"]
+    return {c: (1 - val[c]) / (1 - dev[c]) for c in CRITERIA if dev[c] < 1 - 1e-9}
 
 
 def verdict_table(cells, cost_ns=TICK_COST_NS, width=None, series=None):
@@ -765,8 +765,9 @@ def patch_block(cells, cand, ref, what):
                  f"restart of the tick costing {TICK_COST_NS // 1000} us:")
     lines += ["", "               energy  table-implied  exit latency    too deep",
               "                                      at interrupts"]
+    k = kept(cells, cand, ref)
     for name in SPLITS:
-        g = judge(split_cells(cells, name), cand, ref)["geo"]
+        g = k[name]["geo"]
         lines.append(f"  {name:11} {g['energy']:6.3f}x {g['table']:13.3f}x "
                      f"{g['latency']:13.3f}x {g['deep']:11.3f}x")
     lines.append("")
@@ -787,7 +788,7 @@ def patch_block(cells, cand, ref, what):
                 rises.append(gist_figure(crit, c, r))
         tail = (f"; the largest rises in a cell, each figure on its own: {', '.join(rises)}."
                 if rises else "; no figure rises in any cell.")
-        return lines + wrap(head + tail + kept_text(cells, cand, ref))
+        return lines + wrap(head + tail + kept_text(k))
     per = {c: sum(1 for _, w in v["fails"] if any(x[0] == c for x in w)) for c in CRITERIA}
     worst_ = []
     for crit in CRITERIA:
@@ -798,17 +799,15 @@ def patch_block(cells, cand, ref, what):
                         f"energy in either model ({per['energy']} and {per['table']}), "
                         f"10% + 5 us of mean exit latency at interrupts ({per['latency']}) or "
                         f"2 points of too-deep wakeups ({per['deep']}); the worst: "
-                        f"{', '.join(worst_)}." + kept_text(cells, cand, ref))
+                        f"{', '.join(worst_)}." + kept_text(k))
 
 
-def kept_text(cells, cand, ref):
-    """kept()'s verdict, as a changelog states it."""
-    k = kept(cells, cand, ref)
-    gains = [c for c in CRITERIA if k["development"]["geo"][c] < 1 - 1e-9]
+def kept_text(k):
+    """kept()'s @k, as a changelog states it."""
+    gains = kept_shares(k)
     if not gains:
         return ""
-    shares = [f"{100 * (1 - k['validation']['geo'][c]) / (1 - k['development']['geo'][c]):.0f}%"
-              for c in gains]
+    shares = [f"{100 * x:.0f}%" for x in gains.values()]
     names = [NAMES[c] for c in gains]
 
     def listed(xs):
