@@ -1058,21 +1058,34 @@ static void reset_devices(struct cpuidle_device *devs, int ncpus,
 	}
 }
 
+/* The utilization @g is told in period @p: its own, or forced (find_gov()). */
+static unsigned long util_seen(const struct gov *g, const struct period *p)
+{
+	return g->no_util ? 0 : g->full_util ? p->capacity : p->util;
+}
+
 /*
  * Lockstep comparison: the shadow governor is asked for its decision with
- * exactly the inputs the replayed one got, and is then told that the
- * replayed one's state was entered, with the same residency and the same
- * tick and polling-limit flags.  Both therefore see one history, and a
- * difference is a difference of decision alone.  With the tick already
- * stopped the tick decision is ignored, as the core ignores it.
+ * the inputs the replayed one got (but the utilization its name forces,
+ * if it does: "teo-noutil" is told 0 whichever governor leads), and is
+ * then told that the replayed one's state was entered, with the same
+ * residency and the same tick and polling-limit flags.  Both therefore see
+ * one history, and a difference is a difference of decision alone.  With
+ * the tick already stopped the tick decision is ignored, as the core
+ * ignores it.
  */
 static int shadow_select(struct cpuidle_driver *drv,
 			 struct cpuidle_device *sdev, const struct replay_cfg *cfg,
-			 int idx, bool stop_tick, bool stopped, size_t k,
-			 struct result *r)
+			 const struct period *p, int idx, bool stop_tick,
+			 bool stopped, size_t k, struct result *r)
 {
+	unsigned long util = now_seen.util;
 	bool sstop = true;
-	int sidx = cfg->shadow->ops->select(drv, sdev, &sstop);
+	int sidx;
+
+	now_seen.util = util_seen(cfg->shadow, p);
+	sidx = cfg->shadow->ops->select(drv, sdev, &sstop);
+	now_seen.util = util;
 
 	r->shadow_idx_same += sidx == idx;
 	if (sidx == idx && (stopped || sstop == stop_tick)) {
@@ -1157,7 +1170,7 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 		}
 		shim_this_cpu = p->cpu;
 		now_seen.latency_req_ns = lat;
-		now_seen.util = g->no_util ? 0 : g->full_util ? p->capacity : p->util;
+		now_seen.util = util_seen(g, p);
 		now_seen.capacity = p->capacity;
 		r->util_sum += (double)p->util / p->capacity;
 
@@ -1200,7 +1213,7 @@ static int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 				return -1;
 			}
 			if (cfg->shadow)
-				sidx = shadow_select(&drv, sdev, cfg, idx,
+				sidx = shadow_select(&drv, sdev, cfg, p, idx,
 						     stop_tick, stopped, k, r);
 			if (cfg->check_invariants) {
 				int broken = broken_invariants(&drv, dev, idx,
@@ -2008,10 +2021,9 @@ static const char *step_before(const char *step)
  * step that is to change none and the step before it (the cleanup that
  * reads the tick's state once, the preparation for KUnit, the step that
  * brings utilization awareness with it off, and the step that adds the
- * trace events), and our teo told that utilization is 0 against our teo
- * built without CONFIG_SMP, as a uniprocessor kernel has no utilization
- * to read and is to lose nothing else (the replay gives both the first
- * one's utilization).  The replays drive the glue
+ * trace events), and our teo built without CONFIG_SMP against our teo
+ * told that utilization is 0, as a uniprocessor kernel has no utilization
+ * to read and is to lose nothing else.  The replays drive the glue
  * as the idle loop does: the tick kept stopped across periods that wake no task,
  * polling states ended by their time limit, the tick noticed inside a
  * polling state, disabled states and latency limits.  A finding is an
@@ -2026,7 +2038,7 @@ static const char *const fuzz_names[FUZZ_REPLAYS] = {
 	STEP_PREPARE " and the step before it",
 	STEP_UTIL "-noutil and the step before it",
 	STEP_TRACE " and the step before it",
-	"teo-noutil and teo-up (no CONFIG_SMP)",
+	"teo-up (no CONFIG_SMP) and teo-noutil",
 };
 
 /**
@@ -2210,11 +2222,11 @@ static void fuzz_case(u64 seed, struct fuzz_stats *st, FILE *dec, bool report)
 {
 	const char *ref[FUZZ_REPLAYS] = {
 		NULL, step_before(STEP_TICK_ONCE), step_before(STEP_PREPARE),
-		step_before(STEP_UTIL), step_before(STEP_TRACE), "teo-up",
+		step_before(STEP_UTIL), step_before(STEP_TRACE), "teo-noutil",
 	};
 	const char *gname[FUZZ_REPLAYS] = {
 		"teo", STEP_TICK_ONCE, STEP_PREPARE, STEP_UTIL "-noutil",
-		STEP_TRACE, "teo-noutil",
+		STEP_TRACE, "teo-up",
 	};
 	int i;
 
