@@ -43,6 +43,8 @@
 #                           (TRACE=FILE TABLE=FILE [HZ=N]: on a trace of yours)
 #   make bench-update       the same, and refresh the verdicts the patch
 #                           messages quote, the harness README and its plot
+#   make try DIFF=FILE      judge a change to the final teo.c (git diff in the
+#                           edit tree) on both splits before it is a patch
 #   make cost               instructions per decision of each governor (callgrind)
 #   make fuzz [SECONDS=600] [SEED=N]  the harness's fuzzer, sanitized, for a time
 #   make stress [ARCH=arm64]  switch governors, disable states, change QoS and
@@ -52,7 +54,7 @@
 
 SCRIPTS := scripts/teo
 
-.PHONY: all check run vmbench fidelity stock kunit kunit-series lint tree series edit refresh source harness bench bench-update cost fuzz stress deps clean help
+.PHONY: all check run vmbench fidelity stock kunit kunit-series lint tree series edit refresh source harness bench bench-update try cost fuzz stress deps clean help
 
 all: help
 
@@ -122,6 +124,10 @@ bench: deps
 bench-update: deps
 	@$(SCRIPTS)/deps python3-matplotlib
 	@$(SCRIPTS)/bench --update
+
+try: deps
+	@$(if $(DIFF),,echo "teo: error: make try needs DIFF=FILE, a diff of teo.c against the series' end (git diff in make edit's tree)" >&2; exit 1)
+	@$(SCRIPTS)/try $(DIFF)
 
 cost: deps
 	@$(SCRIPTS)/cost
