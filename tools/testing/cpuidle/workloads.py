@@ -42,6 +42,13 @@ def logu(r, lo, hi):
     return int(math.exp(r.uniform(math.log(lo), math.log(hi))))
 
 
+def span(r, lo, hi, wlo, whi):
+    """A range drawn per seed: its low end between @lo and @hi, its width
+    between @wlo and @whi; returns (low end, high end)."""
+    low = r.randint(lo, hi)
+    return low, low + r.randint(wlo, whi)
+
+
 def us(ns):
     return f"{ns / US:.0f} us"
 
@@ -82,8 +89,7 @@ def always_early(r, n, lo, hi, run, tlo, thi):
 def pingpong(r, n):
     """Microsecond ping-pong with another CPU: replies after 2-10 us to
     20-80 us, 1-10 us of work each; the next timer is far."""
-    lo = r.randint(2 * US, 10 * US)
-    hi = lo + r.randint(10 * US, 70 * US)
+    lo, hi = span(r, 2 * US, 10 * US, 10 * US, 70 * US)
     run = r.randint(1 * US, 10 * US)
     return (f"replies {us(lo)}-{us(hi)}, work up to {us(run)}",
             always_early(r, n, lo, hi, run, 10 * MS, 200 * MS))
@@ -95,8 +101,7 @@ def bimodal(r, n):
     ms."""
     p = r.uniform(0.3, 0.7)
     ilo, ihi = r.randint(20 * US, 60 * US), r.randint(100 * US, 300 * US)
-    tlo = r.randint(1 * MS, 3 * MS)
-    thi = tlo + r.randint(1 * MS, 5 * MS)
+    tlo, thi = span(r, 1 * MS, 3 * MS, 1 * MS, 5 * MS)
 
     def gen():
         for _ in range(n):
@@ -124,8 +129,7 @@ def idle_desktop(r, n):
 def io_completions(r, n):
     """Block I/O with a queue: completions 30-150 us to 200-600 us after
     the request, 10-80 us of work each, timers 5-50 ms away."""
-    lo = r.randint(30 * US, 150 * US)
-    hi = lo + r.randint(150 * US, 450 * US)
+    lo, hi = span(r, 30 * US, 150 * US, 150 * US, 450 * US)
     run = r.randint(10 * US, 80 * US)
     return f"completions {us(lo)}-{us(hi)}", always_early(r, n, lo, hi, run, 5 * MS, 50 * MS)
 
@@ -176,10 +180,8 @@ def irq_bursts_idle(r, n):
     interrupts 20-500 us apart (handled in 5-30 us), between idle gaps of
     5-200 ms that end by a timer."""
     most = r.randint(2, 40)
-    lo = r.randint(20 * US, 100 * US)
-    hi = lo + r.randint(20 * US, 400 * US)
-    glo = r.randint(5 * MS, 20 * MS)
-    ghi = glo + r.randint(10 * MS, 180 * MS)
+    lo, hi = span(r, 20 * US, 100 * US, 20 * US, 400 * US)
+    glo, ghi = span(r, 5 * MS, 20 * MS, 10 * MS, 180 * MS)
 
     def gen():
         while True:
@@ -263,8 +265,7 @@ def frame_shape(r):
     us, the frame's work split into chunks that fill 20-60% of it."""
     rate = r.choice((60, 90, 120, 144))
     waits = r.randint(1, 6)
-    wlo = r.randint(50 * US, 300 * US)
-    whi = wlo + r.randint(50 * US, 700 * US)
+    wlo, whi = span(r, 50 * US, 300 * US, 50 * US, 700 * US)
     chunk = int(10**9 / rate * r.uniform(0.2, 0.6) / waits)
     return (rate, waits, wlo, whi, chunk), \
         f"{rate} Hz, up to {waits} waits of {us(wlo)}-{us(whi)}, chunks of {us(chunk)}"
@@ -280,8 +281,7 @@ def irq_reentry(r, n):
     """Interrupts handled in interrupt context (no task woken, so the CPU
     re-enters idle with the tick still stopped) 0.1-1 ms to 2-10 ms apart,
     and a timer every 20-100 ms that wakes a task for 300 us."""
-    lo = r.randint(100 * US, 1 * MS)
-    hi = lo + r.randint(2 * MS, 9 * MS)
+    lo, hi = span(r, 100 * US, 1 * MS, 2 * MS, 9 * MS)
     period = r.randint(20 * MS, 100 * MS)
 
     def gen():
@@ -315,8 +315,7 @@ def interactive(active):
     a phone's UI threads see them."""
     def fam(r, n):
         text, body = active(r)
-        tlo = r.randint(30, 100)
-        thi = tlo + r.randint(70, 300)
+        tlo, thi = span(r, 30, 100, 70, 300)
 
         def gen():
             while True:
@@ -335,10 +334,8 @@ def touch_pingpong(r):
     """Sessions of 5-20 to 20-60 microsecond exchanges with another CPU
     (replies after 3-40 us), each followed by 0.5-2 ms of work and a 1-3 ms
     timer wait."""
-    slo = r.randint(5, 20)
-    shi = slo + r.randint(0, 40)
-    lo = r.randint(3 * US, 10 * US)
-    hi = lo + r.randint(5 * US, 30 * US)
+    slo, shi = span(r, 5, 20, 0, 40)
+    lo, hi = span(r, 3 * US, 10 * US, 5 * US, 30 * US)
 
     def gen():
         while True:
@@ -352,10 +349,8 @@ def touch_bimodal(r):
     """Bursts of 5-20 to 20-80 interrupts at 20-60 us to 80-200 us
     (network or input bursts), separated by 1-8 idle periods ended by
     timers at 2-4 ms."""
-    blo = r.randint(5, 20)
-    bhi = blo + r.randint(0, 60)
-    lo = r.randint(20 * US, 60 * US)
-    hi = lo + r.randint(20 * US, 140 * US)
+    blo, bhi = span(r, 5, 20, 0, 60)
+    lo, hi = span(r, 20 * US, 60 * US, 20 * US, 140 * US)
 
     def gen():
         while True:
