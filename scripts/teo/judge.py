@@ -111,13 +111,19 @@ def run(cmd):
     return p.stdout
 
 
-def build_harness():
+def harness_make(out, *args):
     """The pristine sources the harness copies upstream's governors from,
-    then the harness itself (no QEMU, no cross compiler)."""
+    then the command that builds the harness into @out (no QEMU, no cross
+    compiler), with make's further @args."""
     for base in ("7.3", "6.12"):
         run([os.path.join(ROOT, "scripts", "teo", "source"), base])
-    run(["make", "-s", f"-j{JOBS}", "-C", HARNESS, f"TEO_CACHE={CACHE}",
-         f"OUT={os.path.dirname(REPLAY)}"])
+    return ["make", "-s", f"-j{JOBS}", "-C", HARNESS, f"TEO_CACHE={CACHE}", f"OUT={out}",
+            *args]
+
+
+def build_harness(out=None):
+    """Build the harness into @out (by default where REPLAY is)."""
+    run(harness_make(out or os.path.dirname(REPLAY)))
 
 
 def _workloads_module():
@@ -674,9 +680,7 @@ def verdict_table(cells, cost_ns=TICK_COST_NS, width=None, series=None):
     means, the failing cells per criterion and that split's verdict, the
     validation line ending with kept()'s; with @series, only that series'
     patches (and "all" for the last series)."""
-    lines = [f"{'':15} {'energy':>7} {'table':>7} {'latency':>7} {'deep':>7} "
-             f"{'failing cells':>14}  verdict",
-             f"{'':15} {'':>7} {'':>7} {'':>7} {'':>7} {'(e/t/l/d)':>14}"]
+    lines = [f"{'':15} {VERDICT_HEAD[0]}  verdict", f"{'':15} {VERDICT_HEAD[1]}"]
     last = STEPS[-1]["series"] if STEPS else None
     for name, cand, ref, step in pairs():
         if series and (step["series"] != series if step else series != last):
@@ -684,15 +688,27 @@ def verdict_table(cells, cost_ns=TICK_COST_NS, width=None, series=None):
         k = kept(cells, cand, ref, cost_ns)
         for split, short in (("development", "dev"), ("validation", "val")):
             v = k[split]
-            per = {c: sum(1 for _, w in v["fails"] if any(x[0] == c for x in w))
-                   for c in CRITERIA}
-            counts = f"{len(v['fails'])} ({'/'.join(str(per[c]) for c in CRITERIA)})"
             tail = v["verdict"] if split == "development" else \
                 f"{v['verdict']}; {k['verdict']}" if k["verdict"] != "no change" else "no change"
-            lines.append(f"{name if short == 'dev' else '':10} {short} " +
-                         " ".join(f"{v['geo'][c]:6.3f}x" for c in CRITERIA) +
-                         f" {counts:>14}  {tail}")
+            lines.append(f"{name if short == 'dev' else '':10} {short} {verdict_line(v)}  {tail}")
     return lines
+
+
+VERDICT_HEAD = [f"{'energy':>7} {'table':>7} {'latency':>7} {'deep':>7} {'failing cells':>14}",
+                f"{'':>7} {'':>7} {'':>7} {'':>7} {'(e/t/l/d)':>14}"]
+
+
+def fails_per(v):
+    """A verdict's failing cells per criterion: {criterion: count}."""
+    return {c: sum(1 for _, w in v["fails"] if any(x[0] == c for x in w)) for c in CRITERIA}
+
+
+def verdict_line(v):
+    """A verdict's geometric means and failing cells (all, and per
+    criterion), in the columns of VERDICT_HEAD."""
+    per = fails_per(v)
+    counts = f"{len(v['fails'])} ({'/'.join(str(per[c]) for c in CRITERIA)})"
+    return " ".join(f"{v['geo'][c]:6.3f}x" for c in CRITERIA) + f" {counts:>14}"
 
 
 def worst_lines(v, indent="  "):
@@ -789,7 +805,7 @@ def patch_block(cells, cand, ref, what):
         tail = (f"; the largest rises in a cell, each figure on its own: {', '.join(rises)}."
                 if rises else "; no figure rises in any cell.")
         return lines + wrap(head + tail + kept_text(k))
-    per = {c: sum(1 for _, w in v["fails"] if any(x[0] == c for x in w)) for c in CRITERIA}
+    per = fails_per(v)
     worst_ = []
     for crit in CRITERIA:
         w = worst(v["fails"], crit)
@@ -880,9 +896,7 @@ def results_table(cells):
             v = judge(sub, gov, REF)
             lat = sum(c[gov]["irq_exit_latency_mean_us"] for c in sub.values()) / n
             deep = sum(deep_pct(c[gov]) for c in sub.values()) / n
-            per = [(NAMES[c], sum(1 for _, w in v["fails"] if any(x[0] == c for x in w)))
-                   for c in CRITERIA]
-            worse = ", ".join(f"{k} {m}" for k, m in per if m) or "none"
+            worse = ", ".join(f"{NAMES[c]} {m}" for c, m in fails_per(v).items() if m) or "none"
             tail = "-" if gov == REF else f"{len(v['fails'])} of {len(sub)}: {worse}"
             lines.append(f"{split if not i else '':11} {name:9} {v['geo']['energy']:6.3f}x "
                          f"{v['geo']['table']:13.3f}x {v['geo']['latency']:6.3f}x "
