@@ -2015,7 +2015,7 @@ static const char *step_before(const char *step)
 
 /*
  * The fuzzer.  Every case, made by random_case() from its own seed, goes
- * through five replays: our teo with the invariants checked at every
+ * through six replays: our teo with the invariants checked at every
  * decision (every other case with extreme values), and five lockstep
  * pairs, which must agree on every decision: four of the series, each a
  * step that is to change none and the step before it (the cleanup that
