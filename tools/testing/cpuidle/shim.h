@@ -218,6 +218,17 @@ int shim_register_governor(const char *tag, struct cpuidle_governor *gov);
 		fn();							\
 	}
 
+/*
+ * Module parameters: plain variables, at their defaults, in the harness (used,
+ * as the kernel's parameter table uses them, even where no code reads them);
+ * the utilization and capacity are in the units of SCHED_CAPACITY_SCALE.
+ */
+#define module_param(name, type, perm)					\
+	static __attribute__((unused)) void *shim_param_##name = &name
+#define MODULE_PARM_DESC(name, desc)
+#define SCHED_CAPACITY_SCALE		1024
+#define READ_ONCE(x)			(*(const volatile typeof(x) *)&(x))
+
 /* Answered by the replay engine from the idle period being replayed. */
 s64 cpuidle_governor_latency_req(unsigned int cpu);
 ktime_t tick_nohz_get_sleep_length(ktime_t *delta_next);
