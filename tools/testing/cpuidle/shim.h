@@ -9,11 +9,13 @@
 #ifndef TEO_HARNESS_SHIM_H
 #define TEO_HARNESS_SHIM_H
 
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef unsigned long long u64;	/* as the kernel's, so that %llu fits */
@@ -221,11 +223,49 @@ int shim_register_governor(const char *tag, struct cpuidle_governor *gov);
 /*
  * Module parameters: plain variables, at their defaults, in the harness (used,
  * as the kernel's parameter table uses them, even where no code reads them);
- * the utilization and capacity are in the units of SCHED_CAPACITY_SCALE.
+ * their operations are the kernel's, in plain C, though nothing calls them
+ * here.  The utilization and capacity are in the units of
+ * SCHED_CAPACITY_SCALE.
  */
+struct kernel_param;
+struct kernel_param_ops {
+	int (*set)(const char *val, const struct kernel_param *kp);
+	int (*get)(char *buffer, const struct kernel_param *kp);
+};
+struct kernel_param {
+	const char *name;
+	const struct kernel_param_ops *ops;
+	void *arg;
+};
 #define module_param(name, type, perm)					\
 	static __attribute__((unused)) void *shim_param_##name = &name
+#define module_param_cb(name, ops, arg, perm)				\
+	static __attribute__((unused)) const struct kernel_param	\
+	shim_param_##name = { #name, ops, arg }
 #define MODULE_PARM_DESC(name, desc)
+
+static inline int param_set_uint_minmax(const char *val,
+					const struct kernel_param *kp,
+					unsigned int min, unsigned int max)
+{
+	unsigned long num;
+	char *end;
+
+	if (!val || !*val || *val == '-')
+		return -EINVAL;
+	num = strtoul(val, &end, 0);
+	if (*end == '\n')
+		end++;
+	if (*end || num < min || num > max)
+		return -EINVAL;
+	*(unsigned int *)kp->arg = num;
+	return 0;
+}
+
+static inline int param_get_uint(char *buffer, const struct kernel_param *kp)
+{
+	return sprintf(buffer, "%u\n", *(unsigned int *)kp->arg);
+}
 #define SCHED_CAPACITY_SCALE		1024
 #define READ_ONCE(x)			(*(const volatile typeof(x) *)&(x))
 
