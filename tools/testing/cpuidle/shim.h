@@ -221,11 +221,11 @@ int shim_register_governor(const char *tag, struct cpuidle_governor *gov);
 	}
 
 /*
- * Module parameters: plain variables, at their defaults, in the harness (used,
- * as the kernel's parameter table uses them, even where no code reads them);
- * their operations are the kernel's, in plain C, though nothing calls them
- * here.  The utilization and capacity are in the units of
- * SCHED_CAPACITY_SCALE.
+ * Module parameters (module_param_cb(), the one form the governors use):
+ * plain variables, at their defaults, in the harness, each in a parameter
+ * entry as the kernel's table holds it; their operations are the kernel's,
+ * in plain C, though nothing calls them here.  The utilization and capacity
+ * are in the units of SCHED_CAPACITY_SCALE.
  */
 struct kernel_param;
 struct kernel_param_ops {
@@ -237,8 +237,6 @@ struct kernel_param {
 	const struct kernel_param_ops *ops;
 	void *arg;
 };
-#define module_param(name, type, perm)					\
-	static __attribute__((unused)) void *shim_param_##name = &name
 #define module_param_cb(name, ops, arg, perm)				\
 	static __attribute__((unused)) const struct kernel_param	\
 	shim_param_##name = { #name, ops, arg }
