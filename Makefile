@@ -15,6 +15,9 @@
 #                           under rt-app, cyclictest, a ping-pong and perf bench
 #                           sched pipe, traced by trace-cmd: tables, the verdict
 #                           against teo-7.3 (a rank test), CSV, plot
+#   make vmbench-revert     the util revert's own case in the arm64 guest: WFI and
+#                           CPU-off only, its task as is and at uclamp_min 600,
+#                           teo, teo-7.3 and menu: is CPU-off kept, tick stopped
 #   make fidelity           replay the boot test's trace through the harness and
 #                           compare with the kernel's decisions (ARCH=x86_64 too)
 #   make stock              rebuild the boot test's idle entries from the events
@@ -54,7 +57,7 @@
 
 SCRIPTS := scripts/teo
 
-.PHONY: all check run vmbench fidelity stock kunit kunit-series lint tree series edit refresh source harness bench bench-update try cost fuzz stress deps clean help
+.PHONY: all check run vmbench vmbench-revert fidelity stock kunit kunit-series lint tree series edit refresh source harness bench bench-update try cost fuzz stress deps clean help
 
 all: help
 
@@ -76,6 +79,10 @@ vmbench: deps
 	@$(call arch_default,arm64,x86_64)
 	@$(SCRIPTS)/deps trace-cmd python3-matplotlib
 	@$(SCRIPTS)/vmbench $(if $(ARCH),$(ARCH),arm64) $(if $(HZ),--hz $(HZ))
+
+vmbench-revert: deps
+	@$(SCRIPTS)/deps trace-cmd python3-matplotlib
+	@$(SCRIPTS)/vmbench arm64 --two-state $(if $(HZ),--hz $(HZ))
 
 fidelity: deps
 	@$(call arch_default,arm64,x86_64)
