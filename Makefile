@@ -18,6 +18,9 @@
 #   make vmbench-revert     the util revert's own case in the arm64 guest: WFI and
 #                           CPU-off only, its task as is and at uclamp_min 600,
 #                           teo, teo-7.3 and menu: is CPU-off kept, tick stopped
+#   make rft-tree           for a tester with hardware: the tree (the series plus
+#                           teo-7.3, teo-6.12 beside menu), rft.config and the
+#                           device script teo-rft (scripts/teo/rft-tree)
 #   make fidelity           replay the boot test's trace through the harness and
 #                           compare with the kernel's decisions (ARCH=x86_64 too)
 #   make stock              rebuild the boot test's idle entries from the events
@@ -57,7 +60,7 @@
 
 SCRIPTS := scripts/teo
 
-.PHONY: all check run vmbench vmbench-revert fidelity stock kunit kunit-series lint tree series edit refresh source harness bench bench-update try cost fuzz stress deps clean help
+.PHONY: all check run vmbench vmbench-revert rft-tree fidelity stock kunit kunit-series lint tree series edit refresh source harness bench bench-update try cost fuzz stress deps clean help
 
 all: help
 
@@ -79,6 +82,9 @@ vmbench: deps
 	@$(call arch_default,arm64,x86_64)
 	@$(SCRIPTS)/deps trace-cmd python3-matplotlib
 	@$(SCRIPTS)/vmbench $(if $(ARCH),$(ARCH),arm64) $(if $(HZ),--hz $(HZ))
+
+rft-tree: deps
+	@$(SCRIPTS)/rft-tree
 
 vmbench-revert: deps
 	@$(SCRIPTS)/deps trace-cmd python3-matplotlib
