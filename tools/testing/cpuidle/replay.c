@@ -2581,7 +2581,7 @@ static bool in_list(const char *list, const char *name)
  */
 static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		   const struct replay_cfg *cfg, const char *only, bool csv,
-		   bool cost)
+		   bool cost, bool misses)
 {
 	static const char *const fixed[] = {
 		"teo", "teo-noutil", "teo-fullutil", "teo-7.3", "menu-7.3",
@@ -2635,6 +2635,9 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 		for (i = 0; i < drv->state_count; i++)
 			printf(",residency_pct_%s", drv->states[i].name);
 		printf("\n");
+	} else if (misses) {
+		printf("%-12s %8s %11s %15s %8s %8s\n", "governor", "idles",
+		       "idle_misses", "idle_miss_ratio", "belows", "aboves");
 	} else {
 		printf("%-12s %7s %6s %6s %6s %6s %6s %7s %7s %9s %9s %6s %5s %5s  %s\n",
 		       "governor", "wakeups", "deep%", "shal%", "orcl%",
@@ -2654,6 +2657,12 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 			exit(1);
 		}
 		w = max(r.wakeups, 1);
+		if (misses) {
+			printf("%-12s %8llu %11llu %15.4f %8llu %8llu\n", names[n],
+			       r.wakeups, r.above + r.below, (r.above + r.below) / w,
+			       r.below, r.above);
+			continue;
+		}
 		if (g->ops && cost)
 			cost_ns = max(0.0, ns_per_call(drv, t, g, cfg) - null_ns);
 		if (r.irq_wakeups) {
@@ -2834,7 +2843,7 @@ static int decisions(const struct cpuidle_driver *drv, const struct trace *t,
 }
 
 static const char usage_text[] =
-	"usage: cpuidle-replay --table FILE --trace FILE [--gov NAME[,NAME...]] [--hz N] [--exit-share PCT] [--disable MASK] [--tick-cost NS] [--latency-limit US] [--csv] [--no-cost]\n"
+	"usage: cpuidle-replay --table FILE --trace FILE [--gov NAME[,NAME...]] [--hz N] [--exit-share PCT] [--disable MASK] [--tick-cost NS] [--latency-limit US] [--csv | --misses] [--no-cost]\n"
 	"       cpuidle-replay --table FILE --trace FILE --agree SHADOW [--gov NAME] [--hz N] ...\n"
 	"       cpuidle-replay --agree SHADOW --gov NAME --random CASES [--seed N] [--extreme]\n"
 	"       cpuidle-replay --table FILE --trace FILE --gov NAME --decisions FILE [--events FILE] [--hz N] ...\n"
@@ -2860,7 +2869,11 @@ static const char legend_text[] =
 	"  residency% by state: share of idle time in each state, shallowest first\n"
 	"Lower is better in deep%, shal%, irqlat, p99lat, energy, etable and ns, higher in\n"
 	"orcl%.  The \"oracle\" and \"oracle-table\" rows are no governors: they are the least\n"
-	"energy any governor could use in each model, knowing the whole trace.\n";
+	"energy any governor could use in each model, knowing the whole trace.\n"
+	"With --misses the table has linux-pm's idle-miss columns instead, counted as the\n"
+	"cpuidle core counts a state's \"above\" and \"below\" in sysfs: idles (the wakeups),\n"
+	"idle_misses (aboves + belows), idle_miss_ratio, belows (too shallow) and aboves\n"
+	"(too deep), so that a device's or a guest's table and its replay stand side by side.\n";
 
 /* Bad usage: one line on stderr, exit status 2. */
 static void usage(const char *why)
@@ -2937,7 +2950,7 @@ int main(int argc, char **argv)
 {
 	const char *table = NULL, *trace = NULL, *gname = NULL, *shadow = NULL;
 	const char *dfile = NULL, *efile = NULL;
-	bool csv = false, cost = true, extreme = false;
+	bool csv = false, cost = true, extreme = false, misses = false;
 	u64 random_cases = 0, seed = 1;
 	struct replay_cfg cfg = {
 		.tick_ns = NSEC_PER_MSEC, .exit_share_pct = 50,
@@ -2968,6 +2981,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--no-cost")) {
 			cost = false;
+			continue;
+		}
+		if (!strcmp(a, "--misses")) {
+			misses = true;
 			continue;
 		}
 		if (!strcmp(a, "--extreme")) {
@@ -3045,6 +3062,8 @@ int main(int argc, char **argv)
 	}
 	if (!table || !trace)
 		usage("--table and --trace are required");
+	if (csv && misses)
+		usage("--csv has every column, --misses linux-pm's idle-miss columns: one of them");
 
 	if (parse_table(table, slurp(table), &drv) ||
 	    parse_trace(trace, slurp(trace), &t)) {
@@ -3079,6 +3098,6 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	report(&drv, &t, &cfg, gname, csv, cost);
+	report(&drv, &t, &cfg, gname, csv, cost, misses);
 	return 0;
 }
