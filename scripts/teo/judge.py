@@ -163,15 +163,21 @@ def table_path(table):
     return os.path.join(HARNESS, "tables", f"{table}.states")
 
 
-def table_states(table):
-    """[(name, exit latency us, target residency us, flags, power)]."""
+def read_states(path):
+    """[(name, exit latency us, target residency us, flags, power)] of the
+    state table at @path (the harness's format, tools/testing/cpuidle/README)."""
     states = []
-    with open(table_path(table)) as fh:
+    with open(path) as fh:
         for line in fh:
             w = line.split("#")[0].split()
             if len(w) == 5:
                 states.append((w[0], int(w[1]), int(w[2]), w[3], int(w[4])))
     return states
+
+
+def table_states(table):
+    """read_states() of one of the harness's tables, by name."""
+    return read_states(table_path(table))
 
 
 def latency_limit_us(table):
