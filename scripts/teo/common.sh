@@ -323,3 +323,38 @@ cross_prefix()
 	*) die "unknown ARCH '$1' (expected x86_64, arm64 or i386)" ;;
 	esac
 }
+
+# rft_root DIR: a made-up device for the RFT kit's tests (TEO_RFT_ROOT=DIR,
+# scripts/teo/rft/teo-rft), never the host's governor: two CPUs of two idle
+# states (S0 and S1, 0 and 10 us, 0 and 100 us) with every counter at 100;
+# the governors menu (in use) and teo; two RAPL-like energy zones, a
+# package at 999000000 uJ and a psys zone that covers it at 5 uJ, each
+# wrapping at 10^9 uJ; disks sdz (nothing uses it), sdx (its partition
+# sdx1 mounted) and sdy (held by dm-0).
+rft_root()
+{
+	local root=$1 c=$1/sys/devices/system/cpu s d f z a b name uj
+
+	mkdir -p "$c/cpuidle" "$root/proc" "$root/sys/class/block/sdz" \
+		"$root/sys/class/block/sdx" "$root/sys/class/block/sdy/holders/dm-0"
+	echo "menu teo" >"$c/cpuidle/available_governors"
+	echo menu >"$c/cpuidle/current_governor"
+	for s in 0/0 0/1 1/0 1/1; do
+		d=$c/cpu${s%/*}/cpuidle/state${s#*/}
+		mkdir -p "$d"
+		for f in usage time above below rejected; do
+			echo 100 >"$d/$f"
+		done
+		echo "S${s#*/}" >"$d/name"
+		echo "${s#*/}0" >"$d/latency"
+		echo "${s#*/}00" >"$d/residency"
+	done
+	echo "/dev/sdx1 /mnt ext4 rw 0 0" >"$root/proc/mounts"
+	for z in intel-rapl:0:package-0:999000000 intel-rapl:1:psys:5; do
+		IFS=: read -r a b name uj <<<"$z"
+		mkdir -p "$root/sys/class/powercap/$a:$b"
+		echo "$name" >"$root/sys/class/powercap/$a:$b/name"
+		echo "$uj" >"$root/sys/class/powercap/$a:$b/energy_uj"
+		echo 1000000000 >"$root/sys/class/powercap/$a:$b/max_energy_range_uj"
+	done
+}
