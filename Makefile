@@ -12,9 +12,10 @@
 #                           and show the governors at work
 #   make vmbench            teo, teo-7.3, teo-6.12, menu and ladder in one guest
 #                           (arm64, or ARCH=x86_64; HZ=100|250|1000, default 250)
-#                           under rt-app, cyclictest, a ping-pong and perf bench
-#                           sched pipe, traced by trace-cmd: tables, the verdict
-#                           against teo-7.3 (a rank test), CSV, plot
+#                           under rt-app, cyclictest, a ping-pong, perf bench
+#                           sched pipe and fio on three devices, traced by
+#                           trace-cmd: tables (fio's idle-miss table among them),
+#                           the verdict against teo-7.3 (a rank test), CSV, plot
 #   make vmbench-revert     the util revert's own case in the arm64 guest: WFI and
 #                           CPU-off only, its task as is and at uclamp_min 600,
 #                           teo, teo-7.3 and menu: is CPU-off kept, tick stopped
