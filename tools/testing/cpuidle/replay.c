@@ -28,6 +28,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,6 +51,58 @@ const char *shim_symbolic(long value, const struct shim_symbol *syms)
 		if (syms->value == value)
 			return syms->name;
 	return "?";
+}
+
+#ifdef SHIM_JUMP_NOP
+extern const struct shim_jump __start_shim_jump_table[] __attribute__((weak));
+extern const struct shim_jump __stop_shim_jump_table[] __attribute__((weak));
+
+/* Rewrite the no-op of @j into a jump to its target (@on) or back. */
+static void shim_patch(const struct shim_jump *j, bool on)
+{
+	unsigned char *code = (unsigned char *)&j->code + j->code;
+	unsigned char *target = (unsigned char *)&j->target + j->target;
+	uintptr_t page = sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)code & ~(page - 1);
+#if defined(__x86_64__)
+	static const unsigned char nop[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	int32_t rel = target - (code + sizeof(nop));
+	unsigned char insn[sizeof(nop)] = { 0xe9 };
+
+	memcpy(insn + 1, &rel, sizeof(rel));
+	if (!on)
+		memcpy(insn, nop, sizeof(nop));
+#else
+	uint32_t insn = on ? 0x14000000 | (((target - code) >> 2) & 0x03ffffff) :
+			     0xd503201f;
+#endif
+	size_t len = (uintptr_t)code + sizeof(insn) - start;
+
+	if (mprotect((void *)start, len, PROT_READ | PROT_WRITE | PROT_EXEC)) {
+		fprintf(stderr, "cpuidle-replay: cannot turn the trace events %s: mprotect: %s\n",
+			on ? "on" : "off", strerror(errno));
+		exit(2);
+	}
+	memcpy(code, &insn, sizeof(insn));
+	mprotect((void *)start, len, PROT_READ | PROT_EXEC);
+	__builtin___clear_cache((char *)code, (char *)code + sizeof(insn));
+}
+#endif
+
+/*
+ * Turn the trace events on, printing them to @f, or off (NULL): as the
+ * kernel enables an event, by rewriting the no-ops that test it (shim.h).
+ */
+void shim_set_trace(FILE *f)
+{
+#ifdef SHIM_JUMP_NOP
+	const struct shim_jump *j;
+
+	if (!f != !shim_trace)
+		for (j = __start_shim_jump_table; j < __stop_shim_jump_table; j++)
+			shim_patch(j, f);
+#endif
+	shim_trace = f;
 }
 
 static struct {
@@ -2157,7 +2210,7 @@ static void test_select_reasons(void)
 
 		fuzz_make(seed, false, &drv, &t, &cfg);
 		cfg.shadow = before;
-		shim_trace = open_memstream(&buf, &len);
+		shim_set_trace(open_memstream(&buf, &len));
 		if (!shim_trace) {
 			check(false, "select reasons: open_memstream: %s",
 			      strerror(errno));
@@ -2167,7 +2220,7 @@ static void test_select_reasons(void)
 		if (replay(&drv, &t, g, &cfg, &r) || r.shadow_same != r.wakeups)
 			differ++;
 		fclose(shim_trace);
-		shim_trace = NULL;
+		shim_set_trace(NULL);
 		free(t.p);
 		/*
 		 * A line at a time: ASan's strstr() takes the strlen() of
@@ -3074,7 +3127,7 @@ int main(int argc, char **argv)
 	if (efile && !dfile)
 		usage("--events goes with --decisions");
 	if (efile) {
-		shim_trace = fopen(efile, "w");
+		shim_set_trace(fopen(efile, "w"));
 		if (!shim_trace) {
 			fprintf(stderr, "cpuidle-replay: cannot write %s: %s\n", efile, strerror(errno));
 			return 2;

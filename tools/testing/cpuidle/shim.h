@@ -79,9 +79,17 @@ typedef s64 ktime_t;
  * kernel does and, if shim_trace is set (cpuidle-replay --events), prints
  * them as the kernel's trace file would, one event per line after the CPU
  * it was recorded on ("[001] teo_update: ...").  Both trace_<event>() and
- * trace_<event>_enabled() test it as the kernel tests the event's static
- * key, with static_branch_unlikely(): the compiler keeps the work they
- * guard off the common path, and instruction counts see that.
+ * trace_<event>_enabled() test shim_trace_on() where the kernel tests the
+ * event's static key.
+ *
+ * The kernel's test is a jump label: a no-op instruction that enabling the
+ * event rewrites into a jump to the code that records it, so that with
+ * tracing off an event costs one no-op where it is tested, and the
+ * instruction counts of scripts/teo/cost should see no more.  On x86-64
+ * and arm64 the harness does the same: shim_trace_on() is a no-op listed
+ * in the section shim_jump_table, which shim_set_trace() rewrites into a
+ * jump when it turns the events on and back when it turns them off.
+ * Elsewhere it tests shim_trace, a load and a branch.
  */
 struct shim_symbol {
 	long value;
@@ -90,6 +98,39 @@ struct shim_symbol {
 
 extern FILE *shim_trace;
 const char *shim_symbolic(long value, const struct shim_symbol *syms);
+void shim_set_trace(FILE *f);
+
+#if defined(__x86_64__)
+#define SHIM_JUMP_NOP	".byte 0x0f, 0x1f, 0x44, 0x00, 0x00"
+#elif defined(__aarch64__)
+#define SHIM_JUMP_NOP	"nop"
+#endif
+
+#ifdef SHIM_JUMP_NOP
+/* Each entry: the no-op's and the jump target's offsets from the entry. */
+struct shim_jump {
+	int code;
+	int target;
+};
+
+static __always_inline bool shim_trace_on(void)
+{
+	asm goto("1: " SHIM_JUMP_NOP "\n\t"
+		 ".pushsection shim_jump_table, \"a\"\n\t"
+		 ".balign 4\n\t"
+		 ".long 1b - ., %l[on] - .\n\t"
+		 ".popsection"
+		 : : : : on);
+	return false;
+on:
+	return true;
+}
+#else
+static __always_inline bool shim_trace_on(void)
+{
+	return unlikely(shim_trace);
+}
+#endif
 
 #define TP_PROTO(args...)		args
 #define TP_ARGS(args...)		args
@@ -105,7 +146,7 @@ const char *shim_symbolic(long value, const struct shim_symbol *syms);
 	struct shim_entry_##name { entry };				\
 	static inline bool trace_##name##_enabled(void)			\
 	{								\
-		return unlikely(shim_trace);				\
+		return shim_trace_on();				\
 	}								\
 	static inline void trace_##name(proto)				\
 	{								\
