@@ -22,6 +22,7 @@ typedef unsigned long long u64;	/* as the kernel's, so that %llu fits */
 typedef long long s64;
 typedef uint32_t u32;
 typedef int32_t s32;
+typedef uint16_t u16;
 typedef uint8_t u8;
 typedef int8_t s8;
 typedef s64 ktime_t;
@@ -54,6 +55,7 @@ typedef s64 ktime_t;
 #define BIT(n)		(1UL << (n))
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define DIV_ROUND_UP(n, d)	(((n) + (d) - 1) / (d))
+#define DIV_ROUND_CLOSEST(n, d)	(((n) + (d) / 2) / (d))
 
 #define min(a, b)	((a) < (b) ? (a) : (b))
 #define max(a, b)	((a) > (b) ? (a) : (b))
