@@ -56,36 +56,61 @@ const char *shim_symbolic(long value, const struct shim_symbol *syms)
 #ifdef SHIM_JUMP_NOP
 extern const struct shim_jump __start_shim_jump_table[] __attribute__((weak));
 extern const struct shim_jump __stop_shim_jump_table[] __attribute__((weak));
+#if defined(__x86_64__)
+static const unsigned char shim_nop[] = { SHIM_NOP_BYTES };
+#else
+static const uint32_t shim_nop = SHIM_NOP_INSN;
+#endif
+
+/* Where the no-op of @j is. */
+static unsigned char *shim_jump_code(const struct shim_jump *j)
+{
+	return (unsigned char *)&j->code + j->code;
+}
 
 /* Rewrite the no-op of @j into a jump to its target (@on) or back. */
 static void shim_patch(const struct shim_jump *j, bool on)
 {
-	unsigned char *code = (unsigned char *)&j->code + j->code;
+	unsigned char *code = shim_jump_code(j);
 	unsigned char *target = (unsigned char *)&j->target + j->target;
-	uintptr_t page = sysconf(_SC_PAGESIZE);
-	uintptr_t start = (uintptr_t)code & ~(page - 1);
 #if defined(__x86_64__)
-	static const unsigned char nop[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
-	int32_t rel = target - (code + sizeof(nop));
-	unsigned char insn[sizeof(nop)] = { 0xe9 };
+	int32_t rel = target - (code + sizeof(shim_nop));
+	unsigned char insn[sizeof(shim_nop)] = { 0xe9 };
 
 	memcpy(insn + 1, &rel, sizeof(rel));
-	if (!on)
-		memcpy(insn, nop, sizeof(nop));
 #else
-	uint32_t insn = on ? 0x14000000 | (((target - code) >> 2) & 0x03ffffff) :
-			     0xd503201f;
+	uint32_t insn = 0x14000000 | (((target - code) >> 2) & 0x03ffffff);
 #endif
-	size_t len = (uintptr_t)code + sizeof(insn) - start;
 
-	if (mprotect((void *)start, len, PROT_READ | PROT_WRITE | PROT_EXEC)) {
+	memcpy(code, on ? (const void *)&insn : (const void *)&shim_nop,
+	       sizeof(shim_nop));
+	__builtin___clear_cache((char *)code, (char *)code + sizeof(shim_nop));
+}
+
+/*
+ * Rewrite every no-op of shim_jump_table (@on) or put them back, with the
+ * pages that hold them writable meanwhile.
+ */
+static void shim_patch_all(bool on)
+{
+	uintptr_t page = sysconf(_SC_PAGESIZE), lo = UINTPTR_MAX, hi = 0;
+	const struct shim_jump *j;
+
+	for (j = __start_shim_jump_table; j < __stop_shim_jump_table; j++) {
+		lo = min(lo, (uintptr_t)shim_jump_code(j));
+		hi = max(hi, (uintptr_t)shim_jump_code(j) + sizeof(shim_nop));
+	}
+	if (lo > hi)
+		return;
+	lo &= ~(page - 1);
+	if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC)) {
 		fprintf(stderr, "cpuidle-replay: cannot turn the trace events %s: mprotect: %s\n",
 			on ? "on" : "off", strerror(errno));
 		exit(2);
 	}
-	memcpy(code, &insn, sizeof(insn));
-	mprotect((void *)start, len, PROT_READ | PROT_EXEC);
-	__builtin___clear_cache((char *)code, (char *)code + sizeof(insn));
+	for (j = __start_shim_jump_table; j < __stop_shim_jump_table; j++)
+		shim_patch(j, on);
+	mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC);
 }
 #endif
 
@@ -96,11 +121,8 @@ static void shim_patch(const struct shim_jump *j, bool on)
 void shim_set_trace(FILE *f)
 {
 #ifdef SHIM_JUMP_NOP
-	const struct shim_jump *j;
-
 	if (!f != !shim_trace)
-		for (j = __start_shim_jump_table; j < __stop_shim_jump_table; j++)
-			shim_patch(j, f);
+		shim_patch_all(f);
 #endif
 	shim_trace = f;
 }

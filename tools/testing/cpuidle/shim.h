@@ -102,10 +102,16 @@ extern FILE *shim_trace;
 const char *shim_symbolic(long value, const struct shim_symbol *syms);
 void shim_set_trace(FILE *f);
 
+#define __shim_str(x...)	#x
+#define SHIM_STR(x...)		__shim_str(x)
+
 #if defined(__x86_64__)
-#define SHIM_JUMP_NOP	".byte 0x0f, 0x1f, 0x44, 0x00, 0x00"
+/* Five bytes, as many as the jump (0xe9 and an offset) that replaces them. */
+#define SHIM_NOP_BYTES	0x0f, 0x1f, 0x44, 0x00, 0x00
+#define SHIM_JUMP_NOP	".byte " SHIM_STR(SHIM_NOP_BYTES)
 #elif defined(__aarch64__)
-#define SHIM_JUMP_NOP	"nop"
+#define SHIM_NOP_INSN	0xd503201f
+#define SHIM_JUMP_NOP	".inst " SHIM_STR(SHIM_NOP_INSN)
 #endif
 
 #ifdef SHIM_JUMP_NOP
