@@ -2051,10 +2051,11 @@ static int series_steps(const char **names)
 
 /*
  * The steps that bring utilization awareness, the trace events, the fix
- * that stops returning a disabled state, the cleanup that reads the tick's
- * state once and the preparation for KUnit (patches/steps/NN-util.diff,
- * NN-trace.diff, NN-disabled.diff, NN-tick-once.diff and
- * NN-prepare-for-kunit.diff), which the Makefile names.
+ * that stops returning a disabled state, the cleanups that read the tick's
+ * state once and halve the exit latency with a shift, and the preparation
+ * for KUnit (patches/steps/NN-util.diff, NN-trace.diff, NN-disabled.diff,
+ * NN-tick-once.diff, NN-halve.diff and NN-prepare-for-kunit.diff), which
+ * the Makefile names.
  */
 #ifndef STEP_UTIL
 #define STEP_UTIL	"teo-step??"
@@ -2070,6 +2071,9 @@ static int series_steps(const char **names)
 #endif
 #ifndef STEP_TICK_ONCE
 #define STEP_TICK_ONCE	"teo-step??"
+#endif
+#ifndef STEP_HALVE
+#define STEP_HALVE	"teo-step??"
 #endif
 
 /*
@@ -2093,10 +2097,11 @@ static const char *step_before(const char *step)
  * through six replays: our teo with the invariants checked at every
  * decision (every other case with extreme values), and five lockstep
  * pairs, which must agree on every decision: four of the series, each a
- * step that is to change none and the step before it (the cleanup that
- * reads the tick's state once, the preparation for KUnit, the step that
- * brings utilization awareness with it off, and the step that adds the
- * trace events), and our teo built without CONFIG_SMP against our teo
+ * stretch of it that is to change none and the step before it (the two
+ * cleanups that read the tick's state once and halve the exit latency
+ * with a shift, the preparation for KUnit, the step that brings
+ * utilization awareness with it off, and the step that adds the trace
+ * events), and our teo built without CONFIG_SMP against our teo
  * told that utilization is 0, as a uniprocessor kernel has no utilization
  * to read and is to lose nothing else.  The replays drive the glue
  * as the idle loop does: the tick kept stopped across periods that wake no task,
@@ -2109,7 +2114,7 @@ static const char *step_before(const char *step)
 
 static const char *const fuzz_names[FUZZ_REPLAYS] = {
 	"invariants of teo",
-	STEP_TICK_ONCE " and the step before it",
+	STEP_HALVE " and the step before " STEP_TICK_ONCE,
 	STEP_PREPARE " and the step before it",
 	STEP_UTIL "-noutil and the step before it",
 	STEP_TRACE " and the step before it",
@@ -2300,7 +2305,7 @@ static void fuzz_case(u64 seed, struct fuzz_stats *st, FILE *dec, bool report)
 		step_before(STEP_UTIL), step_before(STEP_TRACE), "teo-noutil",
 	};
 	const char *gname[FUZZ_REPLAYS] = {
-		"teo", STEP_TICK_ONCE, STEP_PREPARE, STEP_UTIL "-noutil",
+		"teo", STEP_HALVE, STEP_PREPARE, STEP_UTIL "-noutil",
 		STEP_TRACE, "teo-up",
 	};
 	int i;
