@@ -51,6 +51,7 @@ typedef s64 ktime_t;
 /* glibc's <sys/cdefs.h> has its own; the kernel's is meant. */
 #undef __always_inline
 #define __always_inline	inline __attribute__((__always_inline__))
+#define noinline	__attribute__((__noinline__))
 #define __cpuidle
 #define BIT(n)		(1UL << (n))
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
