@@ -2783,6 +2783,30 @@ static void report(const struct cpuidle_driver *drv, const struct trace *t,
 }
 
 /*
+ * The governors named @gname and @shadow, for a lockstep replay, in @g and
+ * @s; 2 after one line on stderr if they cannot be paired: either is not a
+ * built-in governor, or both are one build ("teo" and "teo-noutil"),
+ * whose per-CPU data they would share, each selection updating it twice.
+ */
+static int lockstep_pair(const char *gname, const char *shadow,
+			 const struct gov **g, const struct gov **s)
+{
+	*g = find_gov(gname);
+	*s = find_gov(shadow);
+	if (!*g || !(*g)->ops || !*s || !(*s)->ops) {
+		fprintf(stderr, "cpuidle-replay: --agree compares two built-in governors; %s is not one\n",
+			*g && (*g)->ops ? shadow : gname);
+		return 2;
+	}
+	if ((*g)->ops == (*s)->ops) {
+		fprintf(stderr, "cpuidle-replay: --agree needs two builds, and %s and %s are one, with one per-CPU state between them\n",
+			gname, shadow);
+		return 2;
+	}
+	return 0;
+}
+
+/*
  * --agree: replay @gname (default: our teo) with @shadow in lockstep (see
  * shadow_select()) and print how many decisions were the same.  The last
  * line is "agree GOV SHADOW: SAME of N (PCT%), same state in ...".
@@ -2791,15 +2815,12 @@ static int agree(const struct cpuidle_driver *drv, const struct trace *t,
 		 const struct replay_cfg *cfg0, const char *gname,
 		 const char *shadow)
 {
-	const struct gov *g = find_gov(gname), *s = find_gov(shadow);
 	struct replay_cfg cfg = *cfg0;
+	const struct gov *g, *s;
 	struct result r;
 
-	if (!g || !g->ops || !s || !s->ops) {
-		fprintf(stderr, "cpuidle-replay: --agree compares two built-in governors; %s is not one\n",
-			g && g->ops ? shadow : gname);
+	if (lockstep_pair(gname, shadow, &g, &s))
 		return 2;
-	}
 	cfg.shadow = s;
 	if (replay(drv, t, g, &cfg, &r)) {
 		fprintf(stderr, "cpuidle-replay: %s returned state %d of %d\n",
@@ -2848,15 +2869,12 @@ static int agree_pairs(const struct cpuidle_driver *drv, const struct trace *t,
 static int agree_random(const char *gname, const char *shadow, u64 seed,
 			u64 cases, bool extreme)
 {
-	const struct gov *g = find_gov(gname), *s = find_gov(shadow);
 	u64 same = 0, total = 0, c;
+	const struct gov *g, *s;
 	char first[300] = "";
 
-	if (!g || !g->ops || !s || !s->ops) {
-		fprintf(stderr, "cpuidle-replay: --agree compares two built-in governors; %s is not one\n",
-			g && g->ops ? shadow : gname);
+	if (lockstep_pair(gname, shadow, &g, &s))
 		return 2;
-	}
 	for (c = seed; c < seed + cases; c++) {
 		struct cpuidle_driver drv;
 		struct replay_cfg cfg;
