@@ -207,8 +207,10 @@ def series_steps():
         nn, kind = e.step()
         steps.append({"gov": f"teo-step{nn}", "n": n, "subject": subject, "msg": e.msg,
                       "kind": kind, "series": section and section[0], "k": k})
-    # The last step is our teo (the harness builds it as both).
+    # The last step is our teo (the harness builds it as both; "build" is
+    # its other name, a build of its own).
     if steps:
+        steps[-1]["build"] = steps[-1]["gov"]
         steps[-1]["gov"] = "teo"
     return steps
 
