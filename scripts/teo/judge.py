@@ -535,9 +535,10 @@ def judge(cells, cand, ref, cost_ns=TICK_COST_NS):
     whether every cell is the same replay, "verdict": "PASS", "FAIL" or
     "same decisions", "better": the geometric means below 1, "higher": per
     criterion, the cell where @cand's figure is highest above @ref's, failing
-    or not, as (key, cand, ref), or None if it is nowhere higher}."""
+    or not, as (key, cand, ref), or None if it is nowhere higher, "figures":
+    every figure of each failing cell, {key: figures()}}."""
     logs = {c: 0.0 for c in CRITERIA}
-    fails, identical = [], True
+    fails, identical, failed = [], True, {}
     higher = {c: None for c in CRITERIA}
     for key in sorted(cells):
         rows = cells[key]
@@ -552,6 +553,7 @@ def judge(cells, cand, ref, cost_ns=TICK_COST_NS):
         w = over_limits(f)
         if w:
             fails.append((key, w))
+            failed[key] = f
         identical &= same(rows[cand], rows[ref])
     n = max(len(cells), 1)
     geo = {c: math.exp(logs[c] / n) for c in CRITERIA}
@@ -564,7 +566,7 @@ def judge(cells, cand, ref, cost_ns=TICK_COST_NS):
         verdict = "FAIL"
     return {"n": len(cells), "geo": geo, "fails": fails, "same": identical,
             "verdict": verdict, "better": better,
-            "higher": {c: h and h[1:] for c, h in higher.items()}}
+            "higher": {c: h and h[1:] for c, h in higher.items()}, "figures": failed}
 
 
 def step_label(step):
@@ -612,6 +614,24 @@ def fmt_cell(key, crit, c, r):
     else:
         what = f"too deep {r:.2f}% -> {c:.2f}%"
     return what
+
+
+def short_figure(crit, c, r):
+    """One figure of a cell against the reference's, as briefly as a list
+    of them says it."""
+    if crit in ("energy", "table"):
+        return f"{'energy' if crit == 'energy' else 'table-implied'} {100 * (c / r - 1):+.1f}%"
+    if crit == "latency":
+        return f"interrupt latency {r:.1f} -> {c:.1f} us"
+    return f"too deep {r:.2f}% -> {c:.2f}%"
+
+
+def also_text(f, shown, sep=" "):
+    """The figures of a failing cell (figures()) other than the criteria
+    @shown, so that what its failure buys is seen beside it; @sep between
+    the words of a figure (wrap() keeps a figure whole if it is \\0)."""
+    return ", ".join(short_figure(c, *f[c]).replace(" ", sep)
+                     for c in CRITERIA if c not in shown)
 
 
 def worst(fails, crit):
@@ -730,6 +750,10 @@ def worst_lines(v, indent="  "):
             key, c, r = w
             out.append(f"{indent}{fmt_cell(key, crit, c, r)}")
             out.append(f"{indent}  in {label(key)}")
+            if key in v.get("figures", {}):
+                out += [f"{indent}  {x}" for x in
+                        wrap("with " + also_text(v["figures"][key], (crit,), "\0"),
+                             70 - len(indent))]
         elif not v["fails"]:
             nowhere.append(NAMES[crit])
     if not v["fails"]:
