@@ -616,21 +616,11 @@ def fmt_cell(key, crit, c, r):
     return what
 
 
-def short_figure(crit, c, r):
-    """One figure of a cell against the reference's, as briefly as a list
-    of them says it."""
-    if crit in ("energy", "table"):
-        return f"{'energy' if crit == 'energy' else 'table-implied'} {100 * (c / r - 1):+.1f}%"
-    if crit == "latency":
-        return f"interrupt latency {r:.1f} -> {c:.1f} us"
-    return f"too deep {r:.2f}% -> {c:.2f}%"
-
-
 def also_text(f, shown, sep=" "):
     """The figures of a failing cell (figures()) other than the criteria
     @shown, so that what its failure buys is seen beside it; @sep between
     the words of a figure (wrap() keeps a figure whole if it is \\0)."""
-    return ", ".join(short_figure(c, *f[c]).replace(" ", sep)
+    return ", ".join(gist_figure(c, *f[c]).replace(" ", sep)
                      for c in CRITERIA if c not in shown)
 
 
@@ -750,7 +740,7 @@ def worst_lines(v, indent="  "):
             key, c, r = w
             out.append(f"{indent}{fmt_cell(key, crit, c, r)}")
             out.append(f"{indent}  in {label(key)}")
-            if key in v.get("figures", {}):
+            if key in v["figures"]:
                 out += [f"{indent}  {x}" for x in
                         wrap("with " + also_text(v["figures"][key], (crit,), "\0"),
                              70 - len(indent))]
