@@ -624,6 +624,20 @@ def also_text(f, shown, sep=" "):
                      for c in CRITERIA if c not in shown)
 
 
+def last_step_diff():
+    """The file name of the series' last step diff, patches/steps/NN-*.diff."""
+    diffs = sorted(d for d in os.listdir(os.path.join(ROOT, "patches", "steps"))
+                   if d.endswith(".diff"))
+    if not diffs:
+        die("patches/steps/ has no step diff")
+    return diffs[-1]
+
+
+def last_step():
+    """NN of the series' last step diff (last_step_diff())."""
+    return last_step_diff().split("-")[0]
+
+
 def worst(fails, crit):
     """The failing cell worst by @crit (relative for energy and latency,
     in points for too deep), as (key, cand, ref), or None."""
@@ -769,6 +783,12 @@ def judged_text(cells):
             f"{TICK_COST_NS // 1000} us at the table's highest power.")
 
 
+# How a patch's verdict opens, modelled or with no decision changed
+# (patch_block()); scripts/teo/refresh finds a verdict in a message by it.
+VERDICT_OPENINGS = ("Modelled, not measured: the replay harness of tools/testing/cpuidle",
+                    "No decision changes: the replay harness of tools/testing/cpuidle")
+
+
 def gist_matrix(cells):
     """The judge's matrix, as a changelog states it."""
     tables, hzs, wls, seeds = matrix_dims(cells)
@@ -782,8 +802,7 @@ def gist_matrix(cells):
 
 def gist_conditions(cells):
     """The conditions of a modelled figure, as a changelog states them."""
-    return ("Modelled, not measured: the replay harness of tools/testing/cpuidle "
-            f"(make bench) replays {gist_matrix(cells)}")
+    return f"{VERDICT_OPENINGS[0]} (make bench) replays {gist_matrix(cells)}"
 
 
 def patch_block(cells, cand, ref, what):
@@ -793,10 +812,10 @@ def patch_block(cells, cand, ref, what):
     is in the cover letter and docs/benchmarks.md."""
     v = judge(cells, cand, ref)
     if v["same"]:
-        return wrap("No decision changes: the replay harness of tools/testing/cpuidle (make "
-                    f"bench) replays {gist_matrix(cells)} through this change and through "
-                    f"{what}, and every cell comes out the same: the same wakeups, too-deep "
-                    "and too-shallow wakeups, tick stops, energy and exit latency.")
+        return wrap(f"{VERDICT_OPENINGS[1]} (make bench) replays {gist_matrix(cells)} "
+                    f"through this change and through {what}, and every cell comes out the "
+                    "same: the same wakeups, too-deep and too-shallow wakeups, tick stops, "
+                    "energy and exit latency.")
     lines = wrap(gist_conditions(cells) + f" against {what}: geometric means of the cells' "
                  "ratios, energy in the model that pays each exit latency at the table's "
                  "highest power and in the one the target residencies imply, a stop and "
