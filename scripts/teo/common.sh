@@ -209,18 +209,25 @@ private_apt()
 }
 
 # harness_make [TARGET...]: make the replay harness (tools/testing/cpuidle)
-# into $TEO_CACHE/build/harness, with upstream's governors copied from the
-# pristine source of every base (unpacked first if need be).
+# into $TEO_CACHE/build/harness, with upstream's governor files taken out
+# of the source package of every base first (scripts/teo/source
+# --governors).
 harness_make()
 {
-	local b args=()
+	harness_make_into "$TEO_CACHE/build/harness" "$@"
+}
 
+# harness_make_into OUT [ARG...]: the same into OUT, with make's ARGs.
+harness_make_into()
+{
+	local out=$1 b args=()
+
+	shift
 	for b in "${TEO_BASES[@]}"; do
-		"$TEO_ROOT/scripts/teo/source" "$b" >/dev/null || return 1
-		args+=("PRISTINE_${b//./_}=$(pristine "$b")")
+		args+=("GOVERNORS_${b//./_}=$("$TEO_ROOT/scripts/teo/source" --governors "$b")") || return 1
 	done
 	make -s -j"$TEO_JOBS" -C "$TEO_ROOT/tools/testing/cpuidle" TEO_CACHE="$TEO_CACHE" \
-		"${args[@]}" OUT="$TEO_CACHE/build/harness" "$@"
+		"${args[@]}" OUT="$out" "$@"
 }
 
 # verdict_section NAME: the section [NAME] of patches/verdict.txt (the

@@ -112,13 +112,16 @@ def run(cmd):
 
 
 def harness_make(out, *args):
-    """The pristine sources the harness copies upstream's governors from,
-    then the command that builds the harness into @out (no QEMU, no cross
-    compiler), with make's further @args."""
+    """The governor files the harness copies upstream's governors from
+    (taken out of the source packages), then the command that builds the
+    harness into @out (no QEMU, no cross compiler), with make's further
+    @args."""
+    govs = []
     for base in ("7.3", "6.12"):
-        run([os.path.join(ROOT, "scripts", "teo", "source"), base])
+        path = run([os.path.join(ROOT, "scripts", "teo", "source"), "--governors", base]).strip()
+        govs.append(f"GOVERNORS_{base.replace('.', '_')}={path}")
     return ["make", "-s", f"-j{JOBS}", "-C", HARNESS, f"TEO_CACHE={CACHE}", f"OUT={out}",
-            *args]
+            *govs, *args]
 
 
 def build_harness(out=None):
@@ -337,7 +340,8 @@ def run_matrix(keys, govs=None, timing=False):
 
 def harness_inputs():
     """What the harness's decisions are made of, as the paths to read: the
-    checksums its Makefile keeps of the step diffs, shim.h and replay.c,
+    checksums its Makefile keeps of the step diffs, shim.h and the harness's
+    sources,
     the upstream governors it copied, and the Makefile; or the replay
     binary itself if TEO_REPLAY names one built elsewhere.  Sources, not
     the binary, so that another clone of the same commit (whose binary

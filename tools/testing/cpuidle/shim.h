@@ -3,8 +3,8 @@
  * Just enough of the kernel's API for a cpuidle governor to compile and run
  * unmodified in userspace.  Every governor source is compiled with
  * "-include shim.h"; the <linux/...> headers it names are empty files made
- * by the Makefile.  The replay engine (replay.c) implements the functions
- * declared at the end, answering from the idle period being replayed.
+ * by the Makefile.  shim.c implements the functions declared at the end,
+ * answering from the idle period being replayed (struct shim_view).
  */
 #ifndef TEO_HARNESS_SHIM_H
 #define TEO_HARNESS_SHIM_H
@@ -193,9 +193,24 @@ extern unsigned int shim_this_cpu;
 #define per_cpu(var, cpu)		((var)[cpu])
 #define this_cpu_ptr(ptr)		per_cpu_ptr(ptr, shim_this_cpu)
 
-/* The tick period is a replay parameter (HZ), not a constant. */
-extern s64 shim_tick_nsec;
-#define TICK_NSEC			shim_tick_nsec
+/*
+ * What the governor being called sees of the kernel around it: the replay
+ * fills this in from the idle period and the replay's configuration before
+ * each call (shim.c answers the kernel's functions from it).  The tick
+ * period is one of them, HZ being a replay parameter, not a constant.
+ */
+struct shim_view {
+	s64 tick_ns;
+	s64 latency_req_ns;
+	s64 sleep_length_ns;
+	s64 delta_tick_ns;
+	bool got_tick;
+	bool tick_stopped;
+	u64 clock_ns;
+	unsigned long util, capacity;
+};
+extern struct shim_view shim_view;
+#define TICK_NSEC			shim_view.tick_ns
 
 /* The cpuidle API, as far as governors use it. */
 #define CPUIDLE_STATE_MAX		10
