@@ -53,7 +53,8 @@
 #   make try DIFF=FILE      judge a change to the final teo.c (git diff in the
 #                           edit tree) on both splits before it is a patch
 #   make cost               instructions per decision of each governor (callgrind)
-#   make fuzz [SECONDS=600] [SEED=N]  the harness's fuzzer, sanitized, for a time
+#   make fuzz [SECONDS=600] [SEED=N]  the harness's fuzzer, sanitized, for a time,
+#                           from SEED (one from the clock if not given, printed)
 #   make stress [ARCH=arm64]  switch governors, disable states, change QoS and
 #                           hotplug CPUs under load in a debug guest kernel
 #   make clean              remove the build output (~/.cache/teo/build, or
@@ -131,7 +132,7 @@ harness:
 	@$(SCRIPTS)/harness
 
 bench: deps
-	@$(if $(TRACE),$(if $(TABLE),,echo "teo: error: TRACE= needs TABLE=FILE, its state table (tools/testing/cpuidle/tables/ has examples)" >&2; exit 1),$(if $(TABLE)$(HZ),echo "teo: warning: TABLE= and HZ= apply only with TRACE=; running the whole matrix" >&2))
+	@$(if $(TRACE),$(if $(TABLE),,echo "teo: error: TRACE= needs TABLE=FILE, its state table (tools/testing/cpuidle/tables/ has examples)" >&2; exit 1),$(if $(TABLE)$(HZ),echo "teo: error: TABLE= and HZ= go with TRACE=FILE (your trace); make bench without them judges the whole matrix" >&2; exit 1))
 	@$(SCRIPTS)/deps python3-matplotlib
 	@$(SCRIPTS)/bench $(if $(TRACE),--trace $(TRACE) --table $(TABLE) $(if $(HZ),--hz $(HZ)))
 

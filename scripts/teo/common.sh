@@ -230,6 +230,24 @@ harness_make_into()
 		"${args[@]}" OUT="$out" "$@"
 }
 
+# quick_start BIN: the commands of the harness README's quick start (its
+# "  $ " lines after make harness), with BIN for cpuidle-replay;
+# quick_start_sample: the table it shows them printing.
+quick_start()
+{
+	awk '/^Quick start$/ { on = 1; next } on && /^-+$/ && seen { exit }
+		on && /^  \$ / { seen = 1; sub(/^  \$ /, ""); print }' \
+		"$TEO_ROOT/tools/testing/cpuidle/README" | grep -v -x 'make harness' |
+		sed "s|^cpuidle-replay |$1 |"
+}
+
+quick_start_sample()
+{
+	awk '/^Quick start$/ { on = 1; next } on && /^  \$ / { cmd = 1; next }
+		on && cmd && /^  / { sub(/^  /, ""); print; next } on && cmd { exit }' \
+		"$TEO_ROOT/tools/testing/cpuidle/README"
+}
+
 # verdict_section NAME: the section [NAME] of patches/verdict.txt (the
 # judge's verdicts, which scripts/teo/bench --update writes), or fail.
 verdict_section()

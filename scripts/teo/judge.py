@@ -42,7 +42,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HARNESS = os.path.join(ROOT, "tools", "testing", "cpuidle")
 CACHE = os.environ.get("TEO_CACHE", os.path.expanduser("~/.cache/teo"))
 OUT = os.path.join(CACHE, "bench")
-# TEO_REPLAY: a cpuidle-replay built elsewhere (a candidate's harness).
+# TEO_REPLAY: a cpuidle-replay built elsewhere (a candidate's harness),
+# replayed as it is: the judge builds nothing then.
 REPLAY = os.environ.get("TEO_REPLAY") or os.path.join(CACHE, "build", "harness", "cpuidle-replay")
 VERDICT_FILE = os.path.join(ROOT, "patches", "verdict.txt")
 
@@ -125,8 +126,15 @@ def harness_make(out, *args):
 
 
 def build_harness(out=None):
-    """Build the harness into @out (by default where REPLAY is)."""
-    run(harness_make(out or os.path.dirname(REPLAY)))
+    """Build the harness into @out (by default the series' own build
+    directory); with TEO_REPLAY set and no @out, build nothing: that
+    binary was built elsewhere, and it must be there."""
+    if out is None and os.environ.get("TEO_REPLAY"):
+        if not (os.path.isfile(REPLAY) and os.access(REPLAY, os.X_OK)):
+            die(f"TEO_REPLAY={REPLAY} is not an executable: it names a cpuidle-replay "
+                "built elsewhere (make -C tools/testing/cpuidle OUT=DIR builds one in DIR)")
+        return
+    run(harness_make(out or os.path.join(CACHE, "build", "harness")))
 
 
 def _workloads_module():

@@ -24,12 +24,15 @@
 static const char usage_text[] =
 	"usage: cpuidle-replay --table FILE --trace FILE [--gov NAME[,NAME...]] [--hz N] [--exit-share PCT] [--disable MASK] [--tick-cost NS] [--latency-limit US] [--csv | --misses] [--no-cost]\n"
 	"       cpuidle-replay --table FILE --trace FILE --agree SHADOW [--gov NAME] [--hz N] ...\n"
-	"       cpuidle-replay --agree SHADOW --gov NAME --random CASES [--seed N] [--extreme]\n"
+	"       cpuidle-replay --agree SHADOW --gov NAME --random CASES --seed N [--extreme]\n"
 	"       cpuidle-replay --table FILE --trace FILE --gov NAME --decisions FILE [--events FILE] [--hz N] ...\n"
 	"       cpuidle-replay --self-test\n"
 	"       cpuidle-replay --self-test-fuzz ITERATIONS\n"
-	"       cpuidle-replay --fuzz SECONDS [--seed N] [--cases N]\n"
-	"       cpuidle-replay --fuzz-case SEED\n";
+	"       cpuidle-replay --fuzz SECONDS --seed N [--cases N]\n"
+	"       cpuidle-replay --fuzz-case SEED\n"
+	"--hz N is the tick's rate, %d (the kernel's default) if not given.  --seed N, the\n"
+	"first random case's, is always given (make fuzz takes one from the clock and\n"
+	"prints it).\n";
 
 /* How to read the table a replay prints (--help, --legend). */
 static const char legend_text[] =
@@ -92,13 +95,21 @@ static u64 number(const char *s, const char *what)
 	return v;
 }
 
+/* --seed N: the first random case's seed, into *@seed; true. */
+static bool set_seed(u64 *seed, const char *s)
+{
+	*seed = number(s, "--seed needs a whole number");
+	return true;
+}
+
 /*
- * --fuzz SECONDS [--seed N] [--cases N], or --fuzz-case SEED: nothing else
+ * --fuzz SECONDS --seed N [--cases N], or --fuzz-case SEED: nothing else
  * goes with them.
  */
 static int fuzz_args(int argc, char **argv)
 {
-	u64 seed = 1, cases = 0, limit;
+	u64 seed = 0, cases = 0, limit;
+	bool seeded = false;
 	int i;
 
 	if (argc < 2)
@@ -111,7 +122,7 @@ static int fuzz_args(int argc, char **argv)
 	limit = number(argv[1], "--fuzz needs a number of seconds");
 	for (i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--seed"))
-			seed = number(value(argc, argv, &i), "--seed needs a whole number");
+			seeded = set_seed(&seed, value(argc, argv, &i));
 		else if (!strcmp(argv[i], "--cases"))
 			cases = number(value(argc, argv, &i), "--cases needs a whole number");
 		else
@@ -122,6 +133,8 @@ static int fuzz_args(int argc, char **argv)
 #if defined(__SANITIZE_ADDRESS__)
 	__sanitizer_set_death_callback(fuzz_died);
 #endif
+	if (!seeded)
+		usage("--fuzz needs --seed N, its first case's seed (make fuzz takes one from the clock)");
 	return fuzz_main(limit, seed, cases);
 }
 
@@ -130,9 +143,10 @@ int main(int argc, char **argv)
 	const char *table = NULL, *trace = NULL, *gname = NULL, *shadow = NULL;
 	const char *dfile = NULL, *efile = NULL;
 	bool csv = false, cost = true, extreme = false, misses = false;
-	u64 random_cases = 0, seed = 1;
+	u64 random_cases = 0, seed = 0;
+	bool seeded = false;
 	struct replay_cfg cfg = {
-		.tick_ns = NSEC_PER_MSEC, .exit_share_pct = 50,
+		.tick_ns = NSEC_PER_SEC / DEFAULT_HZ, .exit_share_pct = 50,
 		.tick_cost_ns = TICK_COST_NS,
 	};
 	struct cpuidle_driver drv;
@@ -143,7 +157,7 @@ int main(int argc, char **argv)
 		const char *a = argv[i];
 
 		if (!strcmp(a, "--help")) {
-			fputs(usage_text, stdout);
+			printf(usage_text, DEFAULT_HZ);
 			fputs("\n", stdout);
 			fputs(legend_text, stdout);
 			return 0;
@@ -194,7 +208,7 @@ int main(int argc, char **argv)
 			random_cases = number(value(argc, argv, &i),
 					      "--random needs a whole number of cases");
 		else if (!strcmp(a, "--seed"))
-			seed = number(value(argc, argv, &i), "--seed needs a whole number");
+			seeded = set_seed(&seed, value(argc, argv, &i));
 		else if (!strcmp(a, "--decisions"))
 			dfile = value(argc, argv, &i);
 		else if (!strcmp(a, "--events"))
@@ -235,6 +249,8 @@ int main(int argc, char **argv)
 	if (i < argc)
 		return fuzz_args(argc - i, argv + i);
 	if (random_cases || extreme) {
+		if (!seeded)
+			usage("--random needs --seed N, its first case's seed");
 		if (!shadow || !gname || !random_cases || table || trace)
 			usage("--random CASES goes with --agree and --gov, without --table or --trace");
 		return agree_random(gname, shadow, seed, random_cases, extreme);
