@@ -21,7 +21,7 @@
 #                           teo, teo-7.3 and menu: is CPU-off kept, tick stopped
 #   make rft-tree           for a tester with hardware: the tree (the series plus
 #                           teo-7.3, teo-6.12 beside menu), rft.config and the
-#                           device script teo-rft (scripts/teo/rft-tree)
+#                           device script teo-rft (scripts/teo/rft/rft-tree)
 #   make fidelity           replay the boot test's trace through the harness and
 #                           compare with the kernel's decisions (ARCH=x86_64 too)
 #   make stock              rebuild the boot test's idle entries from the events
@@ -62,6 +62,19 @@
 
 SCRIPTS := scripts/teo
 
+# make's names for the settings, given on its command line (BASE=6.12,
+# make check SUITES=..., make series SERIES=...), reach the scripts as the
+# TEO_* settings they read; a shell's own BASE or SERIES is left alone.
+ifeq ($(origin BASE),command line)
+export TEO_BASE := $(BASE)
+endif
+ifeq ($(origin SUITES),command line)
+export TEO_SUITES := $(SUITES)
+endif
+ifeq ($(origin SERIES),command line)
+export TEO_SERIES := $(SERIES)
+endif
+
 .PHONY: all check run vmbench vmbench-revert rft-tree fidelity stock kunit kunit-series lint tree series edit refresh source harness bench bench-update try cost fuzz stress deps clean help
 
 all: help
@@ -70,92 +83,92 @@ help:
 	@sed -n 's/^#   /  /p' Makefile
 
 check:
-	@$(SCRIPTS)/check
+	@$(SCRIPTS)/check/check
 
 # arch_default DEFAULT: say which ARCH a target runs when none is given.
 arch_default = $(if $(ARCH),,echo "teo: ARCH not given: $(1) (ARCH=$(2) for another)";)
 
 run: deps
 	@$(call arch_default,arm64,x86_64)
-	@$(SCRIPTS)/deps trace-cmd python3-matplotlib
-	@$(SCRIPTS)/run $(if $(ARCH),$(ARCH),arm64)
+	@$(SCRIPTS)/tree/deps trace-cmd python3-matplotlib
+	@$(SCRIPTS)/guest/run $(if $(ARCH),$(ARCH),arm64)
 
 vmbench: deps
 	@$(call arch_default,arm64,x86_64)
-	@$(SCRIPTS)/deps trace-cmd python3-matplotlib
-	@$(SCRIPTS)/vmbench $(if $(ARCH),$(ARCH),arm64) $(if $(HZ),--hz $(HZ))
+	@$(SCRIPTS)/tree/deps trace-cmd python3-matplotlib
+	@$(SCRIPTS)/guest/vmbench $(if $(ARCH),$(ARCH),arm64) $(if $(HZ),--hz $(HZ))
 
 rft-tree: deps
-	@$(SCRIPTS)/rft-tree
+	@$(SCRIPTS)/rft/rft-tree
 
 vmbench-revert: deps
-	@$(SCRIPTS)/deps trace-cmd python3-matplotlib
-	@$(SCRIPTS)/vmbench arm64 --two-state $(if $(HZ),--hz $(HZ))
+	@$(SCRIPTS)/tree/deps trace-cmd python3-matplotlib
+	@$(SCRIPTS)/guest/vmbench arm64 --two-state $(if $(HZ),--hz $(HZ))
 
 fidelity: deps
 	@$(call arch_default,arm64,x86_64)
-	@$(SCRIPTS)/fidelity $(if $(ARCH),$(ARCH),arm64)
+	@$(SCRIPTS)/guest/fidelity $(if $(ARCH),$(ARCH),arm64)
 
 stock: deps
 	@$(call arch_default,arm64,x86_64)
-	@$(SCRIPTS)/stock-check $(if $(ARCH),$(ARCH),arm64)
+	@$(SCRIPTS)/guest/stock-check $(if $(ARCH),$(ARCH),arm64)
 
 kunit: deps
 	@$(call arch_default,x86_64,arm64 or i386)
-	@$(SCRIPTS)/kunit $(if $(ARCH),$(ARCH),x86_64) $(if $(HZ),--hz $(HZ))
+	@$(SCRIPTS)/check/kunit $(if $(ARCH),$(ARCH),x86_64) $(if $(HZ),--hz $(HZ))
 
 kunit-series: deps
 	@$(call arch_default,x86_64,arm64 or i386)
-	@$(SCRIPTS)/kunit-series $(if $(ARCH),$(ARCH),x86_64) $(if $(HZ),--hz $(HZ))
+	@$(SCRIPTS)/check/kunit-series $(if $(ARCH),$(ARCH),x86_64) $(if $(HZ),--hz $(HZ))
 
 lint: deps
-	@$(SCRIPTS)/lint
+	@$(SCRIPTS)/check/lint
 
 tree: deps
-	@$(SCRIPTS)/tree
+	@$(SCRIPTS)/tree/tree
 
 series: deps
-	@SERIES=$(SERIES) $(SCRIPTS)/series
+	@$(SCRIPTS)/tree/series
 
 edit: deps
-	@$(SCRIPTS)/edit $(if $(FORCE),--force)
+	@$(SCRIPTS)/tree/edit $(if $(FORCE),--force)
 
 refresh:
-	@$(SCRIPTS)/refresh
+	@$(SCRIPTS)/tree/refresh
 
 source:
-	@$(SCRIPTS)/deps --harness
-	@$(SCRIPTS)/governor-source $(STEP)
+	@$(SCRIPTS)/tree/deps --harness
+	@$(SCRIPTS)/tree/governor-source $(STEP)
 
 harness:
-	@$(SCRIPTS)/deps --harness
-	@$(SCRIPTS)/harness
+	@$(SCRIPTS)/tree/deps --harness
+	@$(SCRIPTS)/judge/harness
 
 bench: deps
 	@$(if $(TRACE),$(if $(TABLE),,echo "teo: error: TRACE= needs TABLE=FILE, its state table (tools/testing/cpuidle/tables/ has examples)" >&2; exit 1),$(if $(TABLE)$(HZ),echo "teo: error: TABLE= and HZ= go with TRACE=FILE (your trace); make bench without them judges the whole matrix" >&2; exit 1))
-	@$(SCRIPTS)/deps python3-matplotlib
-	@$(SCRIPTS)/bench $(if $(TRACE),--trace $(TRACE) --table $(TABLE) $(if $(HZ),--hz $(HZ)))
+	@$(SCRIPTS)/tree/deps python3-matplotlib
+	@$(if $(TRACE),$(SCRIPTS)/judge/bench-trace --trace $(TRACE) --table $(TABLE) $(if $(HZ),--hz $(HZ)),$(SCRIPTS)/judge/bench)
 
 bench-update: deps
-	@$(SCRIPTS)/deps python3-matplotlib
-	@$(SCRIPTS)/bench --update
+	@$(SCRIPTS)/tree/deps python3-matplotlib
+	@$(SCRIPTS)/judge/bench --update
 
 try: deps
 	@$(if $(DIFF),,echo "teo: error: make try needs DIFF=FILE, a diff of teo.c against the series' end (git diff in make edit's tree)" >&2; exit 1)
-	@$(SCRIPTS)/try $(DIFF)
+	@$(SCRIPTS)/judge/try $(DIFF)
 
 cost: deps
-	@$(SCRIPTS)/cost
+	@$(SCRIPTS)/judge/cost
 
 fuzz: deps
-	@$(SCRIPTS)/fuzz $(if $(SECONDS),$(SECONDS),600) $(SEED)
+	@$(SCRIPTS)/judge/fuzz $(if $(SECONDS),$(SECONDS),600) $(SEED)
 
 stress: deps
 	@$(call arch_default,arm64,x86_64)
-	@$(SCRIPTS)/stress $(if $(ARCH),$(ARCH),arm64)
+	@$(SCRIPTS)/guest/stress $(if $(ARCH),$(ARCH),arm64)
 
 deps:
-	@$(SCRIPTS)/deps
+	@$(SCRIPTS)/tree/deps
 
 clean:
-	@$(SCRIPTS)/clean
+	@$(SCRIPTS)/tree/clean

@@ -88,7 +88,7 @@ typedef s64 ktime_t;
  * The kernel's test is a jump label: a no-op instruction that enabling the
  * event rewrites into a jump to the code that records it, so that with
  * tracing off an event costs one no-op where it is tested, and the
- * instruction counts of scripts/teo/cost should see no more.  On x86-64
+ * instruction counts of scripts/teo/judge/cost should see no more.  On x86-64
  * and arm64 the harness does the same: shim_trace_on() is a no-op listed
  * in the section shim_jump_table, which shim_set_trace() rewrites into a
  * jump when it turns the events on and back when it turns them off.

@@ -28,8 +28,8 @@ import os
 import random
 import sys
 
-# scripts/teo/teoargs.py: one-line usage errors.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "scripts", "teo"))
+# scripts/teo/lib/teoargs.py: one-line usage errors.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "scripts", "teo", "lib"))
 import teoargs  # noqa: E402
 
 CAP = 1024
