@@ -111,7 +111,7 @@ fidelity: deps
 
 stock: deps
 	@$(call arch_default,arm64,x86_64)
-	@$(SCRIPTS)/guest/stock-check $(if $(ARCH),$(ARCH),arm64)
+	@$(SCRIPTS)/guest/stock $(if $(ARCH),$(ARCH),arm64)
 
 kunit: deps
 	@$(call arch_default,x86_64,arm64 or i386)

@@ -1,6 +1,5 @@
-#!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""scripts/teo/judge/judge-check: the judge's checks in make check.
+"""The judge's checks in make check (scripts/teo/judge/bench --check).
 
 Replays the whole matrix of scripts/teo/lib/judge.py through the governors
 the verdicts read, mainline teo 7.3 and each step of the series, and the
@@ -30,20 +29,18 @@ traces), and checks:
    no higher).  Not met yet: expected failures (XFAIL) that name what
    misses, and failures (XPASS) once met, so that their marks go.
 
-The last lines are "judge-check: N expected failures" (if any) and
-"judge-check: N passed, N failed".
+The last lines are "bench-check: N expected failures" (if any) and
+"bench-check: N passed, N failed".
 """
 import difflib
 import os
 import re
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-import judge  # noqa: E402
-import seriesfile  # noqa: E402
-import teoargs  # noqa: E402
+import judge
+import seriesfile
 
-SUITE = "judge-check"
+SUITE = "bench-check"
 
 
 # Issue 29's R4 per row is not met (see docs/benchmarks.md): a known
@@ -74,7 +71,7 @@ class Tally:
         if it passes, so that its mark is removed."""
         if ok:
             print(f"{SUITE}: FAIL (XPASS) {name}: it passes now, remove its expected-failure "
-                  f"mark in scripts/teo/judge/judge-check")
+                  f"mark in scripts/teo/lib/judgecheck.py")
             self.failed += 1
             return
         print(f"{SUITE}: XFAIL {name}")
@@ -84,8 +81,7 @@ class Tally:
 
 
 def main():
-    teoargs.Parser(prog="scripts/teo/judge/judge-check",
-                   description=__doc__.splitlines()[0]).parse_args()
+    """Run the checks; 1 if any failed."""
     judge.build_harness()
     cells = judge.run_matrix(judge.cell_keys(),
                              [judge.REF] + judge.SERIES + ["menu-7.3"] + [o for o, _ in judge.ORACLES.values()])
@@ -255,6 +251,3 @@ def main():
     print(f"{SUITE}: {t.passed} passed, {t.failed} failed")
     return 1 if t.failed else 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())
