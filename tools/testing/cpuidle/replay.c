@@ -191,6 +191,283 @@ static int shadow_select(struct cpuidle_driver *drv,
 	return sidx;
 }
 
+/* What a replay carries from one idle period of its trace to the next. */
+struct run {
+	struct cpuidle_driver drv;	/* the table, as the governors see it */
+	const struct trace *t;
+	const struct gov *g;
+	const struct replay_cfg *cfg;
+	struct result *r;
+	struct cpuidle_device *devs, *sdevs;
+	bool *kept_stopped;		/* per CPU: the tick still stopped */
+	double peak[CPUIDLE_STATE_MAX];	/* the energy models' costs */
+	double table[CPUIDLE_STATE_MAX];
+	double stop_uj;			/* a stop and restart of the tick */
+	/*
+	 * The trace's own time, idle and busy: the tick's phase at each idle
+	 * entry is the same for every governor.
+	 */
+	u64 now;
+};
+
+/* One idle period (trace line) as the idle loop goes through it. */
+struct visit {
+	const struct period *p;
+	size_t k;
+	struct cpuidle_device *dev, *sdev;
+	s64 natural;		/* when the period ends, from its start */
+	s64 elapsed;		/* how far into it this call is */
+	s64 lat;		/* the latency limit */
+	/*
+	 * A recorded entry: one call, its tick as recorded, and more only
+	 * after a kept tick or a polling limit that the line says nothing of
+	 * (@again).
+	 */
+	bool irq, recorded, again;
+	bool stopped;		/* the tick, at this call */
+};
+
+/* How one state entry ended, as enter() works it out. */
+struct entry {
+	int idx, sidx;		/* the state; the shadow's, -1 if none */
+	bool stop_tick;
+	s64 idle;		/* the time in the state, exit latency apart */
+	bool tick_woke, poll_woke, measured;
+};
+
+/* The period @k of the trace begins: what its calls have in common. */
+static void begin(struct run *run, struct visit *v, size_t k)
+{
+	const struct period *p = &run->t->p[k];
+	const struct replay_cfg *cfg = run->cfg;
+
+	*v = (struct visit){
+		.p = p, .k = k, .dev = &run->devs[p->cpu],
+		.sdev = &run->sdevs[p->cpu], .natural = p->timer_ns,
+		.lat = cfg->has_qos ? min(p->latency_ns, cfg->qos_ns) : p->latency_ns,
+		.recorded = p->tick_ns >= 0,
+		/*
+		 * The idle loop restarts a stopped tick only when the CPU
+		 * leaves it to run a task: after an interrupt that woke no
+		 * task (a non-timer wakeup with no busy time) the CPU
+		 * re-enters idle with the tick still stopped.
+		 */
+		.stopped = p->stopped >= 0 ? p->stopped :
+			   run->kept_stopped[p->cpu],
+	};
+	if (p->irq_ns >= 0 && p->irq_ns < v->natural) {
+		v->natural = p->irq_ns;
+		/*
+		 * Unless the line records that a timer woke the CPU: the
+		 * residency starts at the state's entry, the sleep length at
+		 * the idle loop's, and under emulation the time between them
+		 * is long.
+		 */
+		v->irq = p->by_timer <= 0;
+	} else if (v->recorded && p->irq_ns >= 0) {
+		/* The measured residency: the timer, seen late. */
+		v->natural = p->irq_ns;
+	}
+	shim_this_cpu = p->cpu;
+	shim_view.latency_req_ns = v->lat;
+	shim_view.util = util_seen(run->g, p);
+	shim_view.capacity = p->capacity;
+	run->r->util_sum += (double)p->util / p->capacity;
+}
+
+/*
+ * Ask the governor (or the bound) for a state and a tick decision at the
+ * call @v has reached, the tick being @delta_tick away and cutting the
+ * idle time at @cut if kept; fills @e->idx, @e->sidx and @e->stop_tick
+ * and counts what the answer alone decides.  -1 for an index out of
+ * range.
+ */
+static int ask(struct run *run, struct visit *v, s64 delta_tick, s64 cut,
+	       struct entry *e)
+{
+	const struct replay_cfg *cfg = run->cfg;
+	struct result *r = run->r;
+
+	shim_view.sleep_length_ns = v->p->timer_ns - v->elapsed;
+	shim_view.delta_tick_ns = v->stopped ? shim_view.sleep_length_ns :
+			       delta_tick;
+	shim_view.tick_stopped = v->stopped;
+	shim_view.got_tick = false;
+	shim_view.clock_ns = run->now + v->elapsed;
+
+	e->stop_tick = true;
+	e->sidx = -1;
+	if (run->g->ops) {
+		e->idx = run->g->ops->select(&run->drv, v->dev, &e->stop_tick);
+	} else {
+		struct call c = {
+			.drv = &run->drv, .dev = v->dev, .k = v->k,
+			.elapsed_ns = v->elapsed, .idle_ns = v->natural - v->elapsed,
+			.tick_cut_ns = cut, .lat_ns = v->lat,
+			.stopped = v->stopped, .recorded = v->recorded,
+		};
+
+		e->idx = run->g->bound(&c, &e->stop_tick);
+	}
+	if (e->idx < 0 || e->idx >= run->drv.state_count) {
+		r->bad_index = e->idx;
+		return -1;
+	}
+	if (cfg->shadow)
+		e->sidx = shadow_select(&run->drv, v->sdev, cfg, v->p, e->idx,
+					e->stop_tick, v->stopped, v->k, r);
+	if (cfg->check_invariants) {
+		int broken = broken_invariants(&run->drv, v->dev, e->idx,
+					       e->stop_tick, v->stopped, v->lat);
+
+		r->violations += !!broken;
+		r->disabled_picks += !!(broken & BROKEN_DISABLED);
+	}
+	if (cfg->decisions)
+		fprintf(cfg->decisions, "%zu %u %d %d %d\n", v->k + 1,
+			v->p->cpu, e->idx, e->stop_tick, v->stopped);
+	if (e->stop_tick && !v->stopped) {
+		r->tick_stops++;
+		r->energy_uj += run->stop_uj;
+		r->energy_table_uj += run->stop_uj;
+	}
+	v->stopped |= e->stop_tick;
+	return 0;
+}
+
+/*
+ * Enter state @e->idx at the call @v has reached, with the tick @cut
+ * away if it runs: how long the CPU stays (@e->idle), what ends it (the
+ * tick, the polling limit or the period's own wakeup) and whether the
+ * residency is the line's measured one; sets @v->again if the rest of a
+ * recorded line is another call.
+ */
+static void enter(struct run *run, struct visit *v, s64 cut, struct entry *e)
+{
+	const struct replay_cfg *cfg = run->cfg;
+	const struct period *p = v->p;
+	bool polls = run->drv.states[e->idx].flags & CPUIDLE_FLAG_POLLING;
+	bool tick_cut = false;
+
+	e->idle = v->natural - v->elapsed;
+	e->tick_woke = e->poll_woke = false;
+	if (p->woke >= 0) {
+		e->tick_woke = p->woke;
+	} else if (!v->stopped && cut < e->idle &&
+		   !(polls && cfg->tick_in_poll)) {
+		e->idle = cut;
+		e->tick_woke = tick_cut = true;
+	}
+	if (polls) {
+		s64 poll_ns = poll_limit(&run->drv, v->dev, cfg->tick_ns);
+
+		/*
+		 * A recorded tick may have run while it polled; a recorded
+		 * limit (version 4) ended the entry, at the recorded
+		 * residency, or did not, even past it (the polling loop reads
+		 * the clock only now and then).
+		 */
+		if (p->limit >= 0 ? p->limit : poll_ns < e->idle) {
+			if (p->limit < 0 || p->woke < 0)
+				e->idle = min(e->idle, poll_ns);
+			e->poll_woke = true;
+			e->tick_woke = p->woke > 0;
+		}
+		if (cfg->tick_in_poll)
+			e->tick_woke = p->woke >= 0 ? p->woke :
+				       !v->stopped && cut < e->idle;
+	}
+
+	/*
+	 * Cut short, before the line's end and its timer, by a kept tick or
+	 * a polling limit that a recorded line says nothing of
+	 * (kept_tick_cut() keeps the tick to the timer; a timer seen late,
+	 * past its expiry, would have woken a polling CPU): the rest is
+	 * chosen for again, and a tick that the line records ran at its end.
+	 */
+	v->again = v->recorded && line_resumes(run->t) &&
+		   (tick_cut || (e->poll_woke && p->limit < 0)) &&
+		   e->idle < min(v->natural, p->timer_ns) - v->elapsed;
+	if (v->again && p->woke >= 0)
+		e->tick_woke = false;
+
+	/*
+	 * A recorded residency has its exit latency in it, a modeled one a
+	 * share of it.
+	 */
+	e->measured = v->recorded && !e->poll_woke &&
+		      (!e->tick_woke || p->woke > 0);
+}
+
+/*
+ * Count the entry @e in the device, the result and the energy models,
+ * then tell the governor (and the shadow) how it went.
+ */
+static void leave(struct run *run, struct visit *v, const struct entry *e)
+{
+	const struct cpuidle_driver *drv = &run->drv;
+	const struct replay_cfg *cfg = run->cfg;
+	struct cpuidle_device *dev = v->dev;
+	struct result *r = run->r;
+	int idx = e->idx, best;
+	double best_uj;
+	s64 diff = e->idle + (e->measured ? 0 :
+			      exit_share(&drv->states[idx], cfg));
+
+	dev->last_residency_ns = diff;
+	dev->poll_time_limit = e->poll_woke;
+	dev->states_usage[idx].usage++;
+	dev->states_usage[idx].time_ns += diff;
+	account(drv, dev, idx, diff, r);
+	if (idx < e->sidx && v->stopped)
+		r->shallower_stopped_ns = max(r->shallower_stopped_ns, diff);
+	else if (idx < e->sidx)
+		r->shallower_kept_ns = max(r->shallower_kept_ns, diff);
+
+	r->wakeups++;
+	r->usage[idx]++;
+	r->residency_ns[idx] += diff;
+	r->tick_stopped += e->stop_tick;
+	if (idx == drv->state_count - 1) {
+		r->deepest_entries++;
+		r->deepest_tick_stopped += e->stop_tick;
+	}
+	if (cfg->first_idx && !v->elapsed)
+		cfg->first_idx[v->k] = idx;
+	if (cfg->ref_idx && idx < cfg->ref_idx[v->k])
+		r->below_ref_ns += diff;
+	r->energy_uj += model_energy(drv, run->peak, idx, diff);
+	r->energy_table_uj += model_energy(drv, run->table, idx, diff);
+	best = cheapest(drv, dev, run->table, cfg, v->lat,
+			v->natural - v->elapsed, !v->recorded, &best_uj);
+	r->oracle_hits += idx == best;
+	if (idx < best)
+		r->misfit_ns += diff;
+	v->elapsed += e->idle;
+	/*
+	 * A recorded tick that woke the CPU is no interrupt, nor is a polling
+	 * limit recorded past the wakeup.
+	 */
+	if (v->irq && v->elapsed >= v->natural &&
+	    !(e->measured && e->tick_woke) && !e->poll_woke) {
+		if (cfg->irq_latencies)
+			cfg->irq_latencies[r->irq_wakeups] =
+				drv->states[idx].exit_latency_ns;
+		r->irq_wakeups++;
+		r->irq_exit_latency_ns += drv->states[idx].exit_latency_ns;
+	}
+
+	shim_view.got_tick = e->tick_woke;
+	shim_view.clock_ns = run->now + v->elapsed;
+	if (run->g->ops && run->g->ops->reflect)
+		run->g->ops->reflect(dev, idx);
+	if (cfg->shadow) {
+		v->sdev->last_residency_ns = diff;
+		v->sdev->poll_time_limit = e->poll_woke;
+		cfg->shadow->ops->reflect(v->sdev, idx);
+	}
+}
+
 int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 	   const struct gov *g, const struct replay_cfg *cfg,
 	   struct result *r)
@@ -198,26 +475,24 @@ int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 	static struct cpuidle_device devs[SHIM_NR_CPUS];
 	static struct cpuidle_device sdevs[SHIM_NR_CPUS];
 	static bool kept_stopped[SHIM_NR_CPUS];
-	struct cpuidle_driver drv = *drv0;
-	double peak[CPUIDLE_STATE_MAX], table[CPUIDLE_STATE_MAX];
-	double stop_uj = tick_stop_uj(&drv, cfg);
-	/*
-	 * The trace's own time, idle and busy: the tick's phase at each idle
-	 * entry is the same for every governor.
-	 */
-	u64 now = 0;
+	struct run run;
 	size_t k;
 
+	run = (struct run){
+		.drv = *drv0, .t = t, .g = g, .cfg = cfg, .r = r,
+		.devs = devs, .sdevs = sdevs, .kept_stopped = kept_stopped,
+	};
 	memset(r, 0, sizeof(*r));
-	model_costs(&drv, peak, table);
+	run.stop_uj = tick_stop_uj(&run.drv, cfg);
+	model_costs(&run.drv, run.peak, run.table);
 	memset(kept_stopped, 0, sizeof(kept_stopped));
 	shim_view.tick_ns = cfg->tick_ns;
-	reset_devices(devs, trace_cpus(t), &drv, g, cfg);
+	reset_devices(devs, trace_cpus(t), &run.drv, g, cfg);
 	if (cfg->shadow)
-		reset_devices(sdevs, trace_cpus(t), &drv, cfg->shadow, cfg);
+		reset_devices(sdevs, trace_cpus(t), &run.drv, cfg->shadow, cfg);
 	if (g->model) {
-		r->plan_uj = make_plan(&drv, devs, t, cfg,
-				       g->model == MODEL_TABLE ? table : peak);
+		r->plan_uj = make_plan(&run.drv, devs, t, cfg,
+				       g->model == MODEL_TABLE ? run.table : run.peak);
 		if (r->plan_uj < 0) {
 			fprintf(stderr, "cpuidle-replay: out of memory\n");
 			exit(2);
@@ -225,213 +500,29 @@ int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 	}
 
 	for (k = 0; k < t->n; k++) {
-		const struct period *p = &t->p[k];
-		struct cpuidle_device *dev = &devs[p->cpu];
-		struct cpuidle_device *sdev = &sdevs[p->cpu];
-		s64 natural = p->timer_ns, elapsed = 0;
-		s64 lat = cfg->has_qos ? min(p->latency_ns, cfg->qos_ns) : p->latency_ns;
-		/*
-		 * A recorded entry: one call, its tick as recorded, and more
-		 * only after a kept tick or a polling limit that the line says
-		 * nothing of (@again).
-		 */
-		bool irq = false, recorded = p->tick_ns >= 0, again = false;
-		/*
-		 * The idle loop restarts a stopped tick only when the CPU
-		 * leaves it to run a task: after an interrupt that woke no
-		 * task (a non-timer wakeup with no busy time) the CPU
-		 * re-enters idle with the tick still stopped.
-		 */
-		bool stopped = p->stopped >= 0 ? p->stopped :
-			       kept_stopped[p->cpu];
+		struct visit v;
 
-		if (p->irq_ns >= 0 && p->irq_ns < natural) {
-			natural = p->irq_ns;
-			/*
-			 * Unless the line records that a timer woke the CPU:
-			 * the residency starts at the state's entry, the sleep
-			 * length at the idle loop's, and under emulation the
-			 * time between them is long.
-			 */
-			irq = p->by_timer <= 0;
-		} else if (recorded && p->irq_ns >= 0) {
-			/* The measured residency: the timer, seen late. */
-			natural = p->irq_ns;
-		}
-		shim_this_cpu = p->cpu;
-		shim_view.latency_req_ns = lat;
-		shim_view.util = util_seen(g, p);
-		shim_view.capacity = p->capacity;
-		r->util_sum += (double)p->util / p->capacity;
-
+		begin(&run, &v, k);
 		/*
 		 * The idle loop: a wakeup by the tick or the polling limit
 		 * before the period's end re-enters idle for the rest of it,
 		 * with the tick still stopped if the governor stopped it.
 		 */
 		do {
-			s64 delta_tick = next_tick(p, now, elapsed, again,
-						   cfg->tick_ns);
-			s64 idle = natural - elapsed, diff;
-			s64 cut = kept_tick_cut(p, delta_tick, elapsed);
-			bool stop_tick = true, tick_woke = false, tick_cut = false;
-			bool poll_woke = false, polls, measured;
-			int idx, best, sidx = -1;
-			double best_uj;
+			s64 delta_tick = next_tick(v.p, run.now, v.elapsed,
+						   v.again, cfg->tick_ns);
+			s64 cut = kept_tick_cut(v.p, delta_tick, v.elapsed);
+			struct entry e;
 
-			shim_view.sleep_length_ns = p->timer_ns - elapsed;
-			shim_view.delta_tick_ns = stopped ? shim_view.sleep_length_ns :
-					       delta_tick;
-			shim_view.tick_stopped = stopped;
-			shim_view.got_tick = false;
-			shim_view.clock_ns = now + elapsed;
-
-			if (g->ops) {
-				idx = g->ops->select(&drv, dev, &stop_tick);
-			} else {
-				struct call c = {
-					.drv = &drv, .dev = dev, .k = k,
-					.elapsed_ns = elapsed, .idle_ns = idle,
-					.tick_cut_ns = cut, .lat_ns = lat,
-					.stopped = stopped, .recorded = recorded,
-				};
-
-				idx = g->bound(&c, &stop_tick);
-			}
-			if (idx < 0 || idx >= drv.state_count) {
-				r->bad_index = idx;
+			if (ask(&run, &v, delta_tick, cut, &e))
 				return -1;
-			}
-			if (cfg->shadow)
-				sidx = shadow_select(&drv, sdev, cfg, p, idx,
-						     stop_tick, stopped, k, r);
-			if (cfg->check_invariants) {
-				int broken = broken_invariants(&drv, dev, idx,
-							       stop_tick, stopped,
-							       lat);
+			enter(&run, &v, cut, &e);
+			leave(&run, &v, &e);
+		} while (v.elapsed < v.natural && (!v.recorded || v.again));
 
-				r->violations += !!broken;
-				r->disabled_picks += !!(broken & BROKEN_DISABLED);
-			}
-			if (cfg->decisions)
-				fprintf(cfg->decisions, "%zu %u %d %d %d\n", k + 1,
-					p->cpu, idx, stop_tick, stopped);
-			if (stop_tick && !stopped) {
-				r->tick_stops++;
-				r->energy_uj += stop_uj;
-				r->energy_table_uj += stop_uj;
-			}
-			stopped |= stop_tick;
-			polls = drv.states[idx].flags & CPUIDLE_FLAG_POLLING;
-
-			if (p->woke >= 0) {
-				tick_woke = p->woke;
-			} else if (!stopped && cut < idle &&
-				   !(polls && cfg->tick_in_poll)) {
-				idle = cut;
-				tick_woke = tick_cut = true;
-			}
-			if (polls) {
-				s64 poll_ns = poll_limit(&drv, dev, cfg->tick_ns);
-
-				/*
-				 * A recorded tick may have run while it polled;
-				 * a recorded limit (version 4) ended the entry,
-				 * at the recorded residency, or did not, even
-				 * past it (the polling loop reads the clock
-				 * only now and then).
-				 */
-				if (p->limit >= 0 ? p->limit : poll_ns < idle) {
-					if (p->limit < 0 || p->woke < 0)
-						idle = min(idle, poll_ns);
-					poll_woke = true;
-					tick_woke = p->woke > 0;
-				}
-				if (cfg->tick_in_poll)
-					tick_woke = p->woke >= 0 ? p->woke :
-						    !stopped && cut < idle;
-			}
-
-			/*
-			 * Cut short, before the line's end and its timer, by a
-			 * kept tick or a polling limit that a recorded line says
-			 * nothing of (kept_tick_cut() keeps the tick to the
-			 * timer; a timer seen late, past its expiry, would have
-			 * woken a polling CPU): the rest is chosen for again,
-			 * and a tick that the line records ran at its end.
-			 */
-			again = recorded && line_resumes(t) &&
-				(tick_cut || (poll_woke && p->limit < 0)) &&
-				idle < min(natural, p->timer_ns) - elapsed;
-			if (again && p->woke >= 0)
-				tick_woke = false;
-
-			/*
-			 * A recorded residency has its exit latency in it, a
-			 * modeled one a share of it.
-			 */
-			measured = recorded && !poll_woke &&
-				   (!tick_woke || p->woke > 0);
-			diff = idle + (measured ? 0 :
-				       exit_share(&drv.states[idx], cfg));
-			dev->last_residency_ns = diff;
-			dev->poll_time_limit = poll_woke;
-			dev->states_usage[idx].usage++;
-			dev->states_usage[idx].time_ns += diff;
-			account(&drv, dev, idx, diff, r);
-			if (idx < sidx && (stopped || stop_tick))
-				r->shallower_stopped_ns = max(r->shallower_stopped_ns, diff);
-			else if (idx < sidx)
-				r->shallower_kept_ns = max(r->shallower_kept_ns, diff);
-
-			r->wakeups++;
-			r->usage[idx]++;
-			r->residency_ns[idx] += diff;
-			r->tick_stopped += stop_tick;
-			if (idx == drv.state_count - 1) {
-				r->deepest_entries++;
-				r->deepest_tick_stopped += stop_tick;
-			}
-			if (cfg->first_idx && !elapsed)
-				cfg->first_idx[k] = idx;
-			if (cfg->ref_idx && idx < cfg->ref_idx[k])
-				r->below_ref_ns += diff;
-			r->energy_uj += model_energy(&drv, peak, idx, diff);
-			r->energy_table_uj += model_energy(&drv, table, idx, diff);
-			best = cheapest(&drv, dev, table, cfg, lat, natural - elapsed,
-					!recorded, &best_uj);
-			r->oracle_hits += idx == best;
-			if (idx < best)
-				r->misfit_ns += diff;
-			elapsed += idle;
-			/*
-			 * A recorded tick that woke the CPU is no interrupt,
-			 * nor is a polling limit recorded past the wakeup.
-			 */
-			if (irq && elapsed >= natural && !(measured && tick_woke) &&
-			    !poll_woke) {
-				if (cfg->irq_latencies)
-					cfg->irq_latencies[r->irq_wakeups] =
-						drv.states[idx].exit_latency_ns;
-				r->irq_wakeups++;
-				r->irq_exit_latency_ns +=
-					drv.states[idx].exit_latency_ns;
-			}
-
-			shim_view.got_tick = tick_woke;
-			shim_view.clock_ns = now + elapsed;
-			if (g->ops && g->ops->reflect)
-				g->ops->reflect(dev, idx);
-			if (cfg->shadow) {
-				sdev->last_residency_ns = diff;
-				sdev->poll_time_limit = poll_woke;
-				cfg->shadow->ops->reflect(sdev, idx);
-			}
-		} while (elapsed < natural && (!recorded || again));
-
-		kept_stopped[p->cpu] = stopped && irq && !p->busy_ns;
-		now += natural + p->busy_ns;
+		kept_stopped[v.p->cpu] = v.stopped && v.irq && !v.p->busy_ns;
+		run.now += v.natural + v.p->busy_ns;
 	}
-	r->span_ns = now;
+	r->span_ns = run.now;
 	return 0;
 }
