@@ -101,7 +101,8 @@ void report(const struct cpuidle_driver *drv, const struct trace *t,
 {
 	static const char *const fixed[] = {
 		"teo", "teo-noutil", "teo-fullutil", "teo-7.3", "menu-7.3",
-		"teo-6.12", "menu-6.12", "oracle", "oracle-table", "shallowest",
+		"teo-6.12", "menu-6.12", "menu", "oracle", "oracle-table",
+		"shallowest",
 	};
 	/*
 	 * Then the series' intermediate steps (teo-stepNN), in order, and any

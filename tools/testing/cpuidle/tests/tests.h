@@ -9,6 +9,18 @@
 
 #include "../replay.h"
 
+/*
+ * Built in a kernel tree (the Makefile defines HARNESS_IN_TREE there), the
+ * harness has the tree's own teo and menu alone: a check or a fuzz replay
+ * of the series' steps or of upstream's governors, which the TEO
+ * repository builds, is skipped there instead of failed.
+ */
+#ifdef HARNESS_IN_TREE
+#define IN_TREE		true
+#else
+#define IN_TREE		false
+#endif
+
 /* selftest.c: a seeded generator, traces built line by line, random cases. */
 extern u64 rng_state;
 u64 rng(void);
