@@ -42,8 +42,9 @@
 #   make refresh            write the edit tree's commits back to patches/
 #   make source [STEP=NN]   print the paths of the final teo.c and its headers,
 #                           or those of step NN (patches/steps/NN-*.diff)
-#   make harness            build the replay harness (plain and sanitized), run
-#                           its self-tests; needs no QEMU or cross compiler
+#   make harness            build the replay harness (plain and sanitized) from
+#                           the governor files alone, run its self-tests, print
+#                           its binary and the quick start; no QEMU needed
 #   make bench              the judge: every patch and the series against
 #                           mainline on the replay matrix (workloads x tables x
 #                           HZ 100/250/1000 x latency limits x seeds)
@@ -59,6 +60,8 @@
 #                           hotplug CPUs under load in a debug guest kernel
 #   make clean              remove the build output (~/.cache/teo/build, or
 #                           TEO_CACHE/build)
+#
+#   Every script behind these, by folder: docs/interfaces.md.
 
 SCRIPTS := scripts/teo
 
