@@ -95,6 +95,27 @@ static u64 number(const char *s, const char *what)
 	return v;
 }
 
+/* An option without a value that sets a setting: @var to @to. */
+struct flag {
+	const char *name;
+	bool *var;
+	bool to;
+};
+
+/* If @a is one of the @n @flags, set its setting; whether it was. */
+static bool set_flag(const struct flag *flags, size_t n, const char *a)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!strcmp(a, flags[i].name)) {
+			*flags[i].var = flags[i].to;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* --seed N: the first random case's seed, into *@seed; true. */
 static bool set_seed(u64 *seed, const char *s)
 {
@@ -143,6 +164,10 @@ int main(int argc, char **argv)
 	const char *table = NULL, *trace = NULL, *gname = NULL, *shadow = NULL;
 	const char *dfile = NULL, *efile = NULL;
 	bool csv = false, cost = true, extreme = false, misses = false;
+	const struct flag flags[] = {
+		{ "--csv", &csv, true }, { "--no-cost", &cost, false },
+		{ "--misses", &misses, true }, { "--extreme", &extreme, true },
+	};
 	u64 random_cases = 0, seed = 0;
 	bool seeded = false;
 	struct replay_cfg cfg = {
@@ -168,22 +193,8 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--self-test"))
 			return self_test(0);
-		if (!strcmp(a, "--csv")) {
-			csv = true;
+		if (set_flag(flags, ARRAY_SIZE(flags), a))
 			continue;
-		}
-		if (!strcmp(a, "--no-cost")) {
-			cost = false;
-			continue;
-		}
-		if (!strcmp(a, "--misses")) {
-			misses = true;
-			continue;
-		}
-		if (!strcmp(a, "--extreme")) {
-			extreme = true;
-			continue;
-		}
 		if (!strcmp(a, "--fuzz") || !strcmp(a, "--fuzz-case")) {
 			if (i != 1)
 				usage("--fuzz and --fuzz-case go first, with their own options only");
