@@ -113,16 +113,12 @@ def run(cmd):
 
 
 def harness_make(out, *args):
-    """The governor files the harness copies upstream's governors from
-    (taken out of the source packages), then the command that builds the
-    harness into @out (no QEMU, no cross compiler), with make's further
-    @args."""
-    govs = []
-    for base in ("7.3", "6.12"):
-        path = run([os.path.join(ROOT, "scripts", "teo", "tree", "source"), "--governors", base]).strip()
-        govs.append(f"GOVERNORS_{base.replace('.', '_')}={path}")
-    return ["make", "-s", f"-j{JOBS}", "-C", HARNESS, f"TEO_CACHE={CACHE}", f"OUT={out}",
-            *govs, *args]
+    """The command that builds the harness into @out (no QEMU, no cross
+    compiler), with make's further @args: common.sh's harness_make_into,
+    the one way every script builds it (the governor files taken out of
+    the source packages first)."""
+    return ["bash", "-c", 'source "$1" && shift && harness_make_into "$@"', "harness_make",
+            os.path.join(ROOT, "scripts", "teo", "lib", "common.sh"), out, *args]
 
 
 def build_harness(out=None):
