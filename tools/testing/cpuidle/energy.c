@@ -278,7 +278,8 @@ double make_plan(const struct cpuidle_driver *drv,
 		int s, i, n;
 
 		st[k].prev = last[p->cpu];
-		st[k].uj[0] = st[k].uj[1] = INFINITY;
+		st[k].uj[0] = INFINITY;
+		st[k].uj[1] = INFINITY;
 		for (s = 0; s < 2; s++)
 			st[k].before[s] = s;
 		if (st[k].prev >= 0) {

@@ -13,7 +13,8 @@ int ngovs;
 int shim_register_governor(const char *tag, struct cpuidle_governor *ops)
 {
 	if (ngovs == MAX_GOVS) {
-		fprintf(stderr, "cpuidle-replay: more than %d governors built in, %s left out: raise MAX_GOVS\n",
+		fprintf(stderr,
+			"cpuidle-replay: more than %d governors built in, %s left out: raise MAX_GOVS\n",
 			MAX_GOVS, tag);
 		exit(2);
 	}

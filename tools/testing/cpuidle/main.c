@@ -58,18 +58,18 @@ static const char legend_text[] =
 	"(too deep), so that a device's or a guest's table and its replay stand side by side.\n";
 
 /* Bad usage: one line on stderr, exit status 2. */
-static void usage(const char *why)
+static void usage_err(const char *why)
 {
 	fprintf(stderr, "cpuidle-replay: %s (cpuidle-replay --help for usage)\n", why);
 	exit(2);
 }
 
 /* The value of the option at argv[*@i], which moves *@i past it. */
-static const char *value(int argc, char **argv, int *i)
+static const char *opt_arg(int argc, char **argv, int *i)
 {
 	if (*i + 1 == argc) {
 		snprintf(errbuf, sizeof(errbuf), "%s needs a value", argv[*i]);
-		usage(errbuf);
+		usage_err(errbuf);
 	}
 	return argv[++*i];
 }
@@ -79,10 +79,10 @@ static void unknown(const char *a)
 {
 	snprintf(errbuf, sizeof(errbuf), "%s '%s'",
 		 strncmp(a, "--", 2) ? "unexpected argument" : "unknown option", a);
-	usage(errbuf);
+	usage_err(errbuf);
 }
 
-/* A whole number from @s, or usage() about @what. */
+/* A whole number from @s, or usage_err() about @what. */
 static u64 number(const char *s, const char *what)
 {
 	char *end;
@@ -91,7 +91,7 @@ static u64 number(const char *s, const char *what)
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno || end == s || *end || *s == '-')
-		usage(what);
+		usage_err(what);
 	return v;
 }
 
@@ -134,29 +134,72 @@ static int fuzz_args(int argc, char **argv)
 	int i;
 
 	if (argc < 2)
-		usage("--fuzz needs a number of seconds, --fuzz-case a seed");
+		usage_err("--fuzz needs a number of seconds, --fuzz-case a seed");
 	if (!strcmp(argv[0], "--fuzz-case")) {
 		if (argc != 2)
-			usage("--fuzz-case takes a seed and nothing else");
+			usage_err("--fuzz-case takes a seed and nothing else");
 		return fuzz_one(number(argv[1], "--fuzz-case needs a seed (a whole number)"));
 	}
 	limit = number(argv[1], "--fuzz needs a number of seconds");
 	for (i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--seed"))
-			seeded = set_seed(&seed, value(argc, argv, &i));
+			seeded = set_seed(&seed, opt_arg(argc, argv, &i));
 		else if (!strcmp(argv[i], "--cases"))
-			cases = number(value(argc, argv, &i), "--cases needs a whole number");
+			cases = number(opt_arg(argc, argv, &i), "--cases needs a whole number");
 		else
 			unknown(argv[i]);
 	}
 	if (!limit && !cases)
-		usage("--fuzz needs seconds or --cases above 0");
+		usage_err("--fuzz needs seconds or --cases above 0");
 #if defined(__SANITIZE_ADDRESS__)
 	__sanitizer_set_death_callback(fuzz_died);
 #endif
 	if (!seeded)
-		usage("--fuzz needs --seed N, its first case's seed (make fuzz takes one from the clock)");
+		usage_err("--fuzz needs --seed N, its first case's seed (make fuzz takes one from the clock)");
 	return fuzz_main(limit, seed, cases);
+}
+
+/*
+ * The options of the replay's configuration at argv[*@i] into @cfg, moving
+ * *@i past its value; false if argv[*@i] is none of them.
+ */
+static bool cfg_option(struct replay_cfg *cfg, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+
+	if (!strcmp(a, "--hz")) {
+		long hz = strtol(opt_arg(argc, argv, i), NULL, 10);
+
+		if (hz < 24 || hz > 10000)
+			usage_err("--hz must be between 24 and 10000");
+		cfg->tick_ns = NSEC_PER_SEC / hz;
+	} else if (!strcmp(a, "--disable")) {
+		char *end;
+
+		cfg->disabled = strtoul(opt_arg(argc, argv, i), &end, 0);
+		if (*end || cfg->disabled >= BIT(CPUIDLE_STATE_MAX))
+			usage_err("--disable takes a bit mask of states, such as 0x4 for state 2");
+	} else if (!strcmp(a, "--tick-cost")) {
+		cfg->tick_cost_ns = number(opt_arg(argc, argv, i),
+					   "--tick-cost needs a whole number of ns");
+		if (cfg->tick_cost_ns > NSEC_PER_SEC)
+			usage_err("--tick-cost is at most 1000000000 ns");
+	} else if (!strcmp(a, "--latency-limit")) {
+		u64 us = number(opt_arg(argc, argv, i),
+				"--latency-limit needs a whole number of us");
+
+		if (us > INT_MAX)
+			usage_err("--latency-limit is at most 2147483647 us");
+		cfg->has_qos = true;
+		cfg->qos_ns = us * NSEC_PER_USEC;
+	} else if (!strcmp(a, "--exit-share")) {
+		cfg->exit_share_pct = strtol(opt_arg(argc, argv, i), NULL, 10);
+		if (cfg->exit_share_pct < 0 || cfg->exit_share_pct > 100)
+			usage_err("--exit-share must be between 0 and 100");
+	} else {
+		return false;
+	}
+	return true;
 }
 
 int main(int argc, char **argv)
@@ -197,79 +240,49 @@ int main(int argc, char **argv)
 			continue;
 		if (!strcmp(a, "--fuzz") || !strcmp(a, "--fuzz-case")) {
 			if (i != 1)
-				usage("--fuzz and --fuzz-case go first, with their own options only");
+				usage_err("--fuzz and --fuzz-case go first, with their own options only");
 			break;
 		}
 		if (!strcmp(a, "--self-test-fuzz")) {
 			long n = i + 1 < argc ? strtol(argv[i + 1], NULL, 10) : 0;
 
 			if (n <= 0)
-				usage("--self-test-fuzz needs a number of iterations");
+				usage_err("--self-test-fuzz needs a number of iterations");
 			return self_test(n);
 		}
 		if (!strcmp(a, "--table"))
-			table = value(argc, argv, &i);
+			table = opt_arg(argc, argv, &i);
 		else if (!strcmp(a, "--trace"))
-			trace = value(argc, argv, &i);
+			trace = opt_arg(argc, argv, &i);
 		else if (!strcmp(a, "--gov"))
-			gname = value(argc, argv, &i);
+			gname = opt_arg(argc, argv, &i);
 		else if (!strcmp(a, "--agree"))
-			shadow = value(argc, argv, &i);
+			shadow = opt_arg(argc, argv, &i);
 		else if (!strcmp(a, "--random"))
-			random_cases = number(value(argc, argv, &i),
+			random_cases = number(opt_arg(argc, argv, &i),
 					      "--random needs a whole number of cases");
 		else if (!strcmp(a, "--seed"))
-			seeded = set_seed(&seed, value(argc, argv, &i));
+			seeded = set_seed(&seed, opt_arg(argc, argv, &i));
 		else if (!strcmp(a, "--decisions"))
-			dfile = value(argc, argv, &i);
+			dfile = opt_arg(argc, argv, &i);
 		else if (!strcmp(a, "--events"))
-			efile = value(argc, argv, &i);
-		else if (!strcmp(a, "--hz")) {
-			long hz = strtol(value(argc, argv, &i), NULL, 10);
-
-			if (hz < 24 || hz > 10000)
-				usage("--hz must be between 24 and 10000");
-			cfg.tick_ns = NSEC_PER_SEC / hz;
-		} else if (!strcmp(a, "--disable")) {
-			char *end;
-
-			cfg.disabled = strtoul(value(argc, argv, &i), &end, 0);
-			if (*end || cfg.disabled >= BIT(CPUIDLE_STATE_MAX))
-				usage("--disable takes a bit mask of states, such as 0x4 for state 2");
-		} else if (!strcmp(a, "--tick-cost")) {
-			cfg.tick_cost_ns = number(value(argc, argv, &i),
-						  "--tick-cost needs a whole number of ns");
-			if (cfg.tick_cost_ns > NSEC_PER_SEC)
-				usage("--tick-cost is at most 1000000000 ns");
-		} else if (!strcmp(a, "--latency-limit")) {
-			u64 us = number(value(argc, argv, &i),
-					"--latency-limit needs a whole number of us");
-
-			if (us > INT_MAX)
-				usage("--latency-limit is at most 2147483647 us");
-			cfg.has_qos = true;
-			cfg.qos_ns = us * NSEC_PER_USEC;
-		} else if (!strcmp(a, "--exit-share")) {
-			cfg.exit_share_pct = strtol(value(argc, argv, &i), NULL, 10);
-			if (cfg.exit_share_pct < 0 || cfg.exit_share_pct > 100)
-				usage("--exit-share must be between 0 and 100");
-		} else {
+			efile = opt_arg(argc, argv, &i);
+		else if (!cfg_option(&cfg, argc, argv, &i))
 			unknown(a);
-		}
 	}
 	if (i < argc)
 		return fuzz_args(argc - i, argv + i);
 	if (random_cases || extreme) {
 		if (!seeded)
-			usage("--random needs --seed N, its first case's seed");
+			usage_err("--random needs --seed N, its first case's seed");
 		if (!shadow || !gname || !random_cases || table || trace)
-			usage("--random CASES goes with --agree and --gov, without --table or --trace");
+			usage_err("--random CASES goes with --agree and --gov, without --table or --trace");
 		return agree_random(gname, shadow, seed, random_cases, extreme);
 	}
 	if (!table || !trace)
-		usage("--table and --trace are required");
+		usage_err("--table and --trace are required");
 	if (csv && misses)
-		usage("--csv has every column, --misses linux-pm's idle-miss columns: one of them");
+		usage_err("--csv has every column, --misses linux-pm's idle-miss columns: one of them");
 
 	if (parse_table(table, slurp(table), &drv) ||
 	    parse_trace(trace, slurp(trace), &t)) {
@@ -278,16 +291,17 @@ int main(int argc, char **argv)
 	}
 
 	if (efile && !dfile)
-		usage("--events goes with --decisions");
+		usage_err("--events goes with --decisions");
 	if (efile) {
 		shim_set_trace(fopen(efile, "w"));
 		if (!shim_trace) {
-			fprintf(stderr, "cpuidle-replay: cannot write %s: %s\n", efile, strerror(errno));
+			fprintf(stderr, "cpuidle-replay: cannot write %s: %s\n",
+				efile, strerror(errno));
 			return 2;
 		}
 	}
 	if (dfile)
-		return decisions(&drv, &t, &cfg, gname ? gname : "teo", dfile);
+		return write_decisions(&drv, &t, &cfg, gname ? gname : "teo", dfile);
 	if (shadow)
 		return agree_pairs(&drv, &t, &cfg, gname ? gname : "teo", shadow);
 	if (gname) {

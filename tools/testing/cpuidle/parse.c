@@ -125,24 +125,31 @@ static int table_line(void *ctx, const char *name, int line, char *s)
 	int n = split(s, w, 5);
 
 	if (n != 5)
-		return fail(name, line, "want 5 fields (name exit_latency_us target_residency_us flags power_mw), got %d", n);
+		return fail(name, line,
+			    "want 5 fields (name exit_latency_us target_residency_us flags power_mw), got %d",
+			    n);
 	if (drv->state_count == CPUIDLE_STATE_MAX)
 		return fail(name, line, "more than %d states", CPUIDLE_STATE_MAX);
 	if (!parse_num(w[1], -2, &lat) || !parse_num(w[2], -2, &res) ||
 	    !parse_num(w[4], -2, &power) || lat > INT_MAX || res > INT_MAX ||
 	    power > INT_MAX)
-		return fail(name, line, "latency, residency and power must be whole numbers from 0 to %d", INT_MAX);
+		return fail(name, line,
+			    "latency, residency and power must be whole numbers from 0 to %d",
+			    INT_MAX);
 	if (strcmp(w[3], "poll") && strcmp(w[3], "-"))
 		return fail(name, line, "flags must be \"poll\" or \"-\", not \"%s\"", w[3]);
 	if (strlen(w[0]) >= CPUIDLE_NAME_LEN)
-		return fail(name, line, "state name longer than %d characters", CPUIDLE_NAME_LEN - 1);
+		return fail(name, line,
+			    "state name longer than %d characters",
+			    CPUIDLE_NAME_LEN - 1);
 	if (drv->state_count &&
 	    res < drv->states[drv->state_count - 1].target_residency)
-		return fail(name, line, "target residency below the previous state's: states go shallowest first");
+		return fail(name, line,
+			    "target residency below the previous state's: states go shallowest first");
 
 	st = &drv->states[drv->state_count++];
 	memset(st, 0, sizeof(*st));
-	strcpy(st->name, w[0]);
+	memcpy(st->name, w[0], strlen(w[0]) + 1);
 	st->exit_latency = lat;
 	st->target_residency = res;
 	st->exit_latency_ns = lat * NSEC_PER_USEC;
@@ -175,6 +182,7 @@ static const char *const trace_field_names[] = {
 	"timer_ns", "irq_ns", "util", "capacity", "latency_ns", "cpu", "busy_ns",
 	"tick_ns", "stopped", "woke", "limit", "by_timer",
 };
+
 static const int trace_fields[] = { 0, 7, 9, 10, 11, 12 };
 #define TRACE_FLAGS	8
 
@@ -239,7 +247,6 @@ int parse_trace(const char *name, const char *text, struct trace *t)
 			  &t->version, trace_line, t);
 }
 
-
 char *slurp(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -254,10 +261,8 @@ char *slurp(const char *path)
 		if (cap - len < 4096) {
 			cap = cap ? 2 * cap : 65536;
 			buf = realloc(buf, cap + 1);
-			if (!buf) {
-				fprintf(stderr, "cpuidle-replay: out of memory\n");
-				exit(2);
-			}
+			if (!buf)
+				out_of_memory();
 		}
 		got = fread(buf + len, 1, cap - len, f);
 		len += got;

@@ -60,7 +60,6 @@ s64 next_tick(const struct period *p, u64 now_ns, s64 elapsed_ns,
 	return tick_ns - (elapsed_ns - p->tick_ns) % tick_ns;
 }
 
-
 /* The invariants a governor's answer breaks (BROKEN_*), 0 if none. */
 static int broken_invariants(const struct cpuidle_driver *drv,
 			     const struct cpuidle_device *dev, int idx,
@@ -126,8 +125,6 @@ void account(const struct cpuidle_driver *drv,
 		}
 	}
 }
-
-
 
 static void reset_devices(struct cpuidle_device *devs, int ncpus,
 			  const struct cpuidle_driver *drv, const struct gov *g,
@@ -350,13 +347,15 @@ static void enter(struct run *run, struct visit *v, s64 cut, struct entry *e)
 	bool tick_cut = false;
 
 	e->idle = v->natural - v->elapsed;
-	e->tick_woke = e->poll_woke = false;
+	e->tick_woke = false;
+	e->poll_woke = false;
 	if (p->woke >= 0) {
 		e->tick_woke = p->woke;
 	} else if (!v->stopped && cut < e->idle &&
 		   !(polls && cfg->tick_in_poll)) {
 		e->idle = cut;
-		e->tick_woke = tick_cut = true;
+		e->tick_woke = true;
+		tick_cut = true;
 	}
 	if (polls) {
 		s64 poll_ns = poll_limit(&run->drv, v->dev, cfg->tick_ns);
@@ -468,6 +467,13 @@ static void leave(struct run *run, struct visit *v, const struct entry *e)
 	}
 }
 
+/* The harness's answer to an allocation that failed: exit status 2. */
+void out_of_memory(void)
+{
+	fputs("cpuidle-replay: out of memory\n", stderr);
+	exit(2);
+}
+
 int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 	   const struct gov *g, const struct replay_cfg *cfg,
 	   struct result *r)
@@ -493,10 +499,8 @@ int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 	if (g->model) {
 		r->plan_uj = make_plan(&run.drv, devs, t, cfg,
 				       g->model == MODEL_TABLE ? run.table : run.peak);
-		if (r->plan_uj < 0) {
-			fprintf(stderr, "cpuidle-replay: out of memory\n");
-			exit(2);
-		}
+		if (r->plan_uj < 0)
+			out_of_memory();
 	}
 
 	for (k = 0; k < t->n; k++) {

@@ -200,6 +200,7 @@ void account(const struct cpuidle_driver *drv,
 int replay(const struct cpuidle_driver *drv0, const struct trace *t,
 	   const struct gov *g, const struct replay_cfg *cfg,
 	   struct result *r);
+void out_of_memory(void);
 
 /* energy.c: the energy models, and the oracles that minimize them. */
 void model_costs(const struct cpuidle_driver *drv, double *peak,
@@ -233,9 +234,9 @@ int agree_pairs(const struct cpuidle_driver *drv, const struct trace *t,
 		const char *shadows);
 int agree_random(const char *gname, const char *shadow, u64 seed,
 		 u64 cases, bool extreme);
-int decisions(const struct cpuidle_driver *drv, const struct trace *t,
-	      const struct replay_cfg *cfg0, const char *gname,
-	      const char *path);
+int write_decisions(const struct cpuidle_driver *drv, const struct trace *t,
+		    const struct replay_cfg *cfg0, const char *gname,
+		    const char *path);
 
 /* tests/: the self-tests and the fuzzer. */
 int self_test(long fuzz_iterations);

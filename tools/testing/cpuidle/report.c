@@ -10,6 +10,14 @@
 
 #include "replay.h"
 
+/*
+ * The columns of --csv, and the formats of a governor's row in the CSV and
+ * in the table (the residency of each state follows).
+ */
+#define CSV_HEADER "governor,wakeups,too_deep_pct,too_shallow_pct,oracle_pct,tick_stopped_pct,deepest_tick_stopped_pct,shallower_than_teo73_pct,irq_exit_latency_mean_us,irq_exit_latency_p99_us,energy_mj,energy_vs_util_off_pct,ns_per_decision,util_pct,misfit_pct,energy_table_mj,tick_stops,tick_stops_per_s,running_mw,misfit_ms,idle_periods,too_deep_wakeups,too_shallow_wakeups"
+#define CSV_ROW "%s,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.3f,%.2f,%.1f,%.2f,%.3f,%.3f,%llu,%.1f,%d,%.3f,%zu,%llu,%llu"
+#define TABLE_ROW "%-12s %7llu %6.2f %6.2f %6.2f %6.2f %6.1f %7.1f %7.1f %9.3f %9.3f %+6.1f %5.0f %5.1f "
+
 double seconds(void)
 {
 	struct timespec ts;
@@ -121,10 +129,8 @@ void report(const struct cpuidle_driver *drv, const struct trace *t,
 	struct result r;
 	int n, i;
 
-	if (!lat || !ref_idx) {
-		fprintf(stderr, "cpuidle-replay: out of memory\n");
-		exit(2);
-	}
+	if (!lat || !ref_idx)
+		out_of_memory();
 	for (n = 0; n < ARRAY_SIZE(fixed); n++)
 		names[nnames++] = fixed[n];
 	nnames += series_steps(names + nnames);
@@ -148,7 +154,7 @@ void report(const struct cpuidle_driver *drv, const struct trace *t,
 		off_uj = r.energy_uj;
 
 	if (csv) {
-		printf("governor,wakeups,too_deep_pct,too_shallow_pct,oracle_pct,tick_stopped_pct,deepest_tick_stopped_pct,shallower_than_teo73_pct,irq_exit_latency_mean_us,irq_exit_latency_p99_us,energy_mj,energy_vs_util_off_pct,ns_per_decision,util_pct,misfit_pct,energy_table_mj,tick_stops,tick_stops_per_s,running_mw,misfit_ms,idle_periods,too_deep_wakeups,too_shallow_wakeups");
+		printf(CSV_HEADER);
 		for (i = 0; i < drv->state_count; i++)
 			printf(",residency_pct_%s", drv->states[i].name);
 		printf("\n");
@@ -192,7 +198,7 @@ void report(const struct cpuidle_driver *drv, const struct trace *t,
 		total = max(total, 1.0);
 		stops_s = r.tick_stops * 1e9 / max(r.span_ns, 1);
 		if (csv)
-			printf("%s,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.3f,%.2f,%.1f,%.2f,%.3f,%.3f,%llu,%.1f,%d,%.3f,%zu,%llu,%llu",
+			printf(CSV_ROW,
 			       names[n], r.wakeups, 100 * r.above / w, 100 * r.below / w,
 			       100 * r.oracle_hits / w, 100 * r.tick_stopped / w,
 			       100.0 * r.deepest_tick_stopped / max(r.deepest_entries, 1),
@@ -204,7 +210,7 @@ void report(const struct cpuidle_driver *drv, const struct trace *t,
 			       r.tick_stops, stops_s, running_mw(drv),
 			       r.misfit_ns / 1e6, t->n, r.above, r.below);
 		else
-			printf("%-12s %7llu %6.2f %6.2f %6.2f %6.2f %6.1f %7.1f %7.1f %9.3f %9.3f %+6.1f %5.0f %5.1f ",
+			printf(TABLE_ROW,
 			       names[n], r.wakeups, 100 * r.above / w, 100 * r.below / w,
 			       100 * r.oracle_hits / w, 100 * r.tick_stopped / w,
 			       stops_s, mean, p99, r.energy_uj / 1e3,
@@ -231,12 +237,14 @@ static int lockstep_pair(const char *gname, const char *shadow,
 	*g = find_gov(gname);
 	*s = find_gov(shadow);
 	if (!*g || !(*g)->ops || !*s || !(*s)->ops) {
-		fprintf(stderr, "cpuidle-replay: --agree compares two built-in governors; %s is not one\n",
+		fprintf(stderr,
+			"cpuidle-replay: --agree compares two built-in governors; %s is not one\n",
 			*g && (*g)->ops ? shadow : gname);
 		return 2;
 	}
 	if ((*g)->ops == (*s)->ops) {
-		fprintf(stderr, "cpuidle-replay: --agree needs two builds, and %s and %s are one, with one per-CPU state between them\n",
+		fprintf(stderr,
+			"cpuidle-replay: --agree needs two builds, and %s and %s are one, with one per-CPU state between them\n",
 			gname, shadow);
 		return 2;
 	}
@@ -248,9 +256,9 @@ static int lockstep_pair(const char *gname, const char *shadow,
  * shadow_select()) and print how many decisions were the same.  The last
  * line is "agree GOV SHADOW: SAME of N (PCT%), same state in ...".
  */
-static int agree(const struct cpuidle_driver *drv, const struct trace *t,
-		 const struct replay_cfg *cfg0, const char *gname,
-		 const char *shadow)
+static int agree_one_pair(const struct cpuidle_driver *drv,
+			  const struct trace *t, const struct replay_cfg *cfg0,
+			  const char *gname, const char *shadow)
 {
 	struct replay_cfg cfg = *cfg0;
 	const struct gov *g, *s;
@@ -266,8 +274,9 @@ static int agree(const struct cpuidle_driver *drv, const struct trace *t,
 	}
 	if (r.shadow_first[0])
 		printf("first difference: %s\n", r.shadow_first);
-	printf("shallower than %s: longest %lld ns with the tick stopped, %lld ns with it running\n",
-	       shadow, r.shallower_stopped_ns, r.shallower_kept_ns);
+	printf("shallower than %s: longest %lld ns with the tick stopped, ",
+	       shadow, r.shallower_stopped_ns);
+	printf("%lld ns with it running\n", r.shallower_kept_ns);
 	printf("agree %s %s: %llu of %llu (%.3f%%), same state in %llu\n",
 	       gname, shadow, r.shadow_same, r.wakeups,
 	       100.0 * r.shadow_same / max(r.wakeups, 1), r.shadow_idx_same);
@@ -288,10 +297,11 @@ int agree_pairs(const struct cpuidle_driver *drv, const struct trace *t,
 	while (gnames && shadows && !rc) {
 		gnames = list_next(gnames, g, sizeof(g));
 		shadows = list_next(shadows, s, sizeof(s));
-		rc = agree(drv, t, cfg, g, s);
+		rc = agree_one_pair(drv, t, cfg, g, s);
 	}
 	if (!rc && (gnames || shadows)) {
-		fprintf(stderr, "cpuidle-replay: --gov and --agree list different numbers of governors\n");
+		fprintf(stderr,
+			"cpuidle-replay: --gov and --agree list different numbers of governors\n");
 		return 2;
 	}
 	return rc;
@@ -348,9 +358,9 @@ int agree_random(const char *gname, const char *shadow, u64 seed,
  * lines from 1; STOP_TICK is the governor's tick decision, TICK_STOPPED
  * whether the tick was already stopped) to @path.
  */
-int decisions(const struct cpuidle_driver *drv, const struct trace *t,
-	      const struct replay_cfg *cfg0, const char *gname,
-	      const char *path)
+int write_decisions(const struct cpuidle_driver *drv, const struct trace *t,
+		    const struct replay_cfg *cfg0, const char *gname,
+		    const char *path)
 {
 	const struct gov *g = find_gov(gname);
 	struct replay_cfg cfg = *cfg0;
@@ -358,18 +368,21 @@ int decisions(const struct cpuidle_driver *drv, const struct trace *t,
 	int ret;
 
 	if (!g || !g->ops || strchr(gname, ',')) {
-		fprintf(stderr, "cpuidle-replay: --decisions needs one governor of the harness in --gov, not '%s'\n",
+		fprintf(stderr,
+			"cpuidle-replay: --decisions needs one governor of the harness in --gov, not '%s'\n",
 			gname);
 		return 2;
 	}
 	cfg.decisions = fopen(path, "w");
 	if (!cfg.decisions) {
-		fprintf(stderr, "cpuidle-replay: cannot write %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "cpuidle-replay: cannot write %s: %s\n", path,
+			strerror(errno));
 		return 2;
 	}
 	ret = replay(drv, t, g, &cfg, &r);
 	if (fclose(cfg.decisions) || ret) {
-		fprintf(stderr, "cpuidle-replay: %s\n", ret ? "the governor returned a state out of range" :
+		fprintf(stderr, "cpuidle-replay: %s\n",
+			ret ? "the governor returned a state out of range" :
 			"cannot finish writing the decisions");
 		return 1;
 	}

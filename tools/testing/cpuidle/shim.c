@@ -23,12 +23,10 @@ const char *shim_symbolic(long value, const struct shim_symbol *syms)
 }
 
 #ifdef SHIM_JUMP_NOP
-extern const struct shim_jump __start_shim_jump_table[] __attribute__((weak));
-extern const struct shim_jump __stop_shim_jump_table[] __attribute__((weak));
 #if defined(__x86_64__)
 static const unsigned char shim_nop[] = { SHIM_NOP_BYTES };
 #else
-static const uint32_t shim_nop = SHIM_NOP_INSN;
+static const u32 shim_nop = SHIM_NOP_INSN;
 #endif
 
 /* Where the no-op of @j is. */
@@ -43,12 +41,12 @@ static void shim_patch(const struct shim_jump *j, bool on)
 	unsigned char *code = shim_jump_code(j);
 	unsigned char *target = (unsigned char *)&j->target + j->target;
 #if defined(__x86_64__)
-	int32_t rel = target - (code + sizeof(shim_nop));
+	s32 rel = target - (code + sizeof(shim_nop));
 	unsigned char insn[sizeof(shim_nop)] = { 0xe9 };
 
 	memcpy(insn + 1, &rel, sizeof(rel));
 #else
-	uint32_t insn = 0x14000000 | (((target - code) >> 2) & 0x03ffffff);
+	u32 insn = 0x14000000 | (((target - code) >> 2) & 0x03ffffff);
 #endif
 
 	memcpy(code, on ? (const void *)&insn : (const void *)&shim_nop,
@@ -66,7 +64,7 @@ static void shim_patch_all(bool on)
 	const struct shim_jump *j;
 
 	for (j = __start_shim_jump_table; j < __stop_shim_jump_table; j++) {
-		lo = min(lo, (uintptr_t)shim_jump_code(j));
+		lo = min_t(uintptr_t, lo, shim_jump_code(j));
 		hi = max(hi, (uintptr_t)shim_jump_code(j) + sizeof(shim_nop));
 	}
 	if (lo > hi)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Just enough of the kernel's API for a cpuidle governor to compile and run
- * unmodified in userspace.  Every governor source is compiled with
- * "-include shim.h"; the <linux/...> headers it names are empty files made
- * by the Makefile.  shim.c implements the functions declared at the end,
+ * unmodified in userspace.  Every governor source is compiled with this
+ * header included first (-include); the <linux/...> headers it names are
+ * empty files made by the Makefile.  shim.c implements the functions declared at the end,
  * answering from the idle period being replayed (struct shim_view).
  */
 #ifndef TEO_HARNESS_SHIM_H
@@ -20,11 +20,11 @@
 
 typedef unsigned long long u64;	/* as the kernel's, so that %llu fits */
 typedef long long s64;
-typedef uint32_t u32;
-typedef int32_t s32;
-typedef uint16_t u16;
-typedef uint8_t u8;
-typedef int8_t s8;
+typedef unsigned int u32;
+typedef int s32;
+typedef unsigned short u16;
+typedef unsigned char u8;
+typedef signed char s8;
 typedef s64 ktime_t;
 
 /*
@@ -60,17 +60,18 @@ typedef s64 ktime_t;
 
 #define min(a, b)	((a) < (b) ? (a) : (b))
 #define max(a, b)	((a) > (b) ? (a) : (b))
-#define min_t(t, a, b)	min((t)(a), (t)(b))
-#define max_t(t, a, b)	max((t)(a), (t)(b))
+#define min_t(type, a, b)	min((type)(a), (type)(b))
+#define max_t(type, a, b)	max((type)(a), (type)(b))
 #define clamp(v, lo, hi)	min(max(v, lo), hi)
-#define clamp_t(t, v, lo, hi)	clamp((t)(v), (t)(lo), (t)(hi))
+#define clamp_t(type, v, lo, hi)	clamp((type)(v), (type)(lo), (type)(hi))
 
 /* IS_ENABLED(CONFIG_X): 1 if CONFIG_X is defined to 1, else 0. */
 #define __shim_one_1			0,
 #define __shim_second(a, b, ...)	b
 #define __shim_enabled3(junk)		__shim_second(junk 1, 0, 0)
 #define __shim_enabled2(val)		__shim_enabled3(__shim_one_##val)
-#define IS_ENABLED(option)		__shim_enabled2(option)
+#define __shim_enabled1(option)		__shim_enabled2(option)
+#define IS_ENABLED			__shim_enabled1
 
 /* The harness is no KUnit kernel: the decision core stays static. */
 #define VISIBLE_IF_KUNIT		static
@@ -122,6 +123,10 @@ struct shim_jump {
 	int target;
 };
 
+/* The table's bounds, which the linker defines (none if it is empty). */
+extern const struct shim_jump __start_shim_jump_table[] __attribute__((weak));
+extern const struct shim_jump __stop_shim_jump_table[] __attribute__((weak));
+
 static __always_inline bool shim_trace_on(void)
 {
 	asm goto("1: " SHIM_JUMP_NOP "\n\t"
@@ -145,7 +150,7 @@ static __always_inline bool shim_trace_on(void)
 #define TP_ARGS(args...)		args
 #define TP_STRUCT__entry(args...)	args
 #define TP_fast_assign(args...)		args
-#define TP_printk(fmt, args...)		fmt, args
+#define TP_printk(args...)		args
 #define __field(type, item)		type item;
 #define __print_symbolic(value, syms...)				\
 	({ static const struct shim_symbol __syms[] = { syms, { 0, NULL } }; \
@@ -209,6 +214,7 @@ struct shim_view {
 	u64 clock_ns;
 	unsigned long util, capacity;
 };
+
 extern struct shim_view shim_view;
 #define TICK_NSEC			shim_view.tick_ns
 
@@ -297,11 +303,13 @@ struct kernel_param_ops {
 	int (*set)(const char *val, const struct kernel_param *kp);
 	int (*get)(char *buffer, const struct kernel_param *kp);
 };
+
 struct kernel_param {
 	const char *name;
 	const struct kernel_param_ops *ops;
 	void *arg;
 };
+
 #define module_param_cb(name, ops, arg, perm)				\
 	static __attribute__((unused)) const struct kernel_param	\
 	shim_param_##name = { #name, ops, arg }
@@ -329,6 +337,7 @@ static inline int param_get_uint(char *buffer, const struct kernel_param *kp)
 {
 	return sprintf(buffer, "%u\n", *(unsigned int *)kp->arg);
 }
+
 #define SCHED_CAPACITY_SCALE		1024
 #define READ_ONCE(x)			(*(const volatile typeof(x) *)&(x))
 

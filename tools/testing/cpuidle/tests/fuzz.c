@@ -48,7 +48,8 @@ static bool fuzz_running;
 void fuzz_died(void)
 {
 	if (fuzz_running)
-		fprintf(stderr, "fuzz: finding at seed %llu: the sanitizer report above (replay it: cpuidle-replay --fuzz-case %llu)\n",
+		fprintf(stderr,
+			"fuzz: finding at seed %llu: the sanitizer report above (replay it: cpuidle-replay --fuzz-case %llu)\n",
 			fuzz_seed, fuzz_seed);
 }
 #endif
@@ -129,8 +130,9 @@ static void fuzz_case(u64 seed, struct fuzz_stats *st, FILE *dec, bool report)
 			snprintf(st->first[i], sizeof(st->first[i]), "seed %llu: %s",
 				 seed, what);
 		if (report)
-			printf("fuzz: finding at seed %llu, %s: %s (replay it: cpuidle-replay --fuzz-case %llu)\n",
-			       seed, fuzz_names[i], what, seed);
+			printf("fuzz: finding at seed %llu, %s: %s (replay it: %s %llu)\n",
+			       seed, fuzz_names[i], what,
+			       "cpuidle-replay --fuzz-case", seed);
 	}
 }
 

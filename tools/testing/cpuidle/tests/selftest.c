@@ -9,7 +9,16 @@
 
 #include "tests.h"
 
+/* Two energies that differ by less than this share of one are the same. */
+#define REL_TOL (1 / 1e9)
+
 static int passed, failed, skipped;
+
+/* What goes before @first, a finding's first case, if there is one. */
+static const char *first_at(const char *first)
+{
+	return first[0] ? "; first at " : "";
+}
 
 static void check(bool ok, const char *what, ...)
 {
@@ -210,7 +219,7 @@ static void test_energy_models(void)
 
 			worst = max(worst, max(deep - shallow, shallow - deep) / shallow);
 		}
-		check(worst < 1e-9,
+		check(worst < REL_TOL,
 		      "table-implied energy breaks even at every target residency of %s (worst %.2g)",
 		      ti ? "arm3" : "x86", worst);
 	}
@@ -269,7 +278,8 @@ static void test_bound(void)
 	static const s64 qos[] = { 200000, 400000, 200000, 6000 };
 	const struct gov *ora = find_gov("oracle"), *orat = find_gov("oracle-table");
 	const struct gov *all[MAX_GOVS + 2];
-	int ti, h, c, v, n, nall = 0, runs = 0, beaten = 0, off_plan = 0;
+	const int cells = ARRAY_SIZE(tables) * ARRAY_SIZE(hz) * ARRAY_SIZE(cost) * 4;
+	int k, n, nall = 0, runs = 0, beaten = 0, off_plan = 0;
 	double closest = INFINITY;
 	char first[200] = "";
 
@@ -278,53 +288,55 @@ static void test_bound(void)
 		all[nall++] = &govs[n];
 	all[nall++] = find_gov("teo-noutil");
 	all[nall++] = find_gov("shallowest");
-	/* v: with a latency limit (bit 0), on recorded lines (bit 1). */
-	for (ti = 0; ti < ARRAY_SIZE(tables); ti++) {
-		for (h = 0; h < ARRAY_SIZE(hz); h++) {
-			for (c = 0; c < ARRAY_SIZE(cost); c++) {
-				for (v = 0; v < 4; v++) {
-					struct replay_cfg cfg = {
-						.tick_ns = NSEC_PER_SEC / hz[h],
-						.exit_share_pct = 50,
-						.tick_cost_ns = cost[c],
-						.has_qos = v & 1, .qos_ns = qos[ti],
-					};
-					struct cpuidle_driver drv;
-					struct trace t = {};
-					struct result ro, rt, r;
+	/*
+	 * Each table, HZ and tick cost, and v: with a latency limit (bit 0), on
+	 * recorded lines (bit 1).
+	 */
+	for (k = 0; k < cells; k++) {
+		int ti = k / (ARRAY_SIZE(hz) * ARRAY_SIZE(cost) * 4);
+		int h = k / (ARRAY_SIZE(cost) * 4) % ARRAY_SIZE(hz);
+		int c = k / 4 % ARRAY_SIZE(cost);
+		int v = k % 4;
+		struct replay_cfg cfg = {
+			.tick_ns = NSEC_PER_SEC / hz[h],
+			.exit_share_pct = 50,
+			.tick_cost_ns = cost[c],
+			.has_qos = v & 1, .qos_ns = qos[ti],
+		};
+		struct cpuidle_driver drv;
+		struct trace t = {};
+		struct result ro, rt, r;
 
-					must_parse_table(tables[ti], &drv);
-					rng_state = 7 + ti * 100 + h * 10 + c * 2 + v;
-					bound_trace(&t, v & 2, cfg.tick_ns);
-					replay(&drv, &t, ora, &cfg, &ro);
-					replay(&drv, &t, orat, &cfg, &rt);
-					if (fabs(ro.energy_uj - ro.plan_uj) > 1e-9 * ro.plan_uj ||
-					    fabs(rt.energy_table_uj - rt.plan_uj) > 1e-9 * rt.plan_uj)
-						off_plan++;
-					for (n = 0; n < nall; n++) {
-						if (!all[n])
-							continue;
-						runs++;
-						replay(&drv, &t, all[n], &cfg, &r);
-						closest = min(closest, min(r.energy_uj / ro.energy_uj,
-									   r.energy_table_uj / rt.energy_table_uj));
-						if (r.energy_uj >= ro.energy_uj * (1 - 1e-9) &&
-						    r.energy_table_uj >= rt.energy_table_uj * (1 - 1e-9))
-							continue;
-						if (!beaten++)
-							snprintf(first, sizeof(first),
-								 "; first: %s on %s, HZ=%lld, tick cost %lld ns%s%s",
-								 all[n]->name, tnames[ti], hz[h], cost[c],
-								 v & 1 ? ", latency limit" : "",
-								 v & 2 ? ", recorded lines" : "");
-					}
-					free(t.p);
-				}
-			}
+		must_parse_table(tables[ti], &drv);
+		rng_state = 7 + ti * 100 + h * 10 + c * 2 + v;
+		bound_trace(&t, v & 2, cfg.tick_ns);
+		replay(&drv, &t, ora, &cfg, &ro);
+		replay(&drv, &t, orat, &cfg, &rt);
+		if (fabs(ro.energy_uj - ro.plan_uj) > REL_TOL * ro.plan_uj ||
+		    fabs(rt.energy_table_uj - rt.plan_uj) > REL_TOL * rt.plan_uj)
+			off_plan++;
+		for (n = 0; n < nall; n++) {
+			if (!all[n])
+				continue;
+			runs++;
+			replay(&drv, &t, all[n], &cfg, &r);
+			closest = min(closest, min(r.energy_uj / ro.energy_uj,
+						   r.energy_table_uj / rt.energy_table_uj));
+			if (r.energy_uj >= ro.energy_uj * (1 - REL_TOL) &&
+			    r.energy_table_uj >= rt.energy_table_uj * (1 - REL_TOL))
+				continue;
+			if (!beaten++)
+				snprintf(first, sizeof(first),
+					 "; first: %s on %s, HZ=%lld, tick cost %lld ns%s%s",
+					 all[n]->name, tnames[ti], hz[h], cost[c],
+					 v & 1 ? ", latency limit" : "",
+					 v & 2 ? ", recorded lines" : "");
 		}
+		free(t.p);
 	}
-	check(!off_plan, "each oracle's replay counts the energy its plan promised (%d of %d replays off the plan)",
-	      off_plan, 2 * (int)(ARRAY_SIZE(tables) * ARRAY_SIZE(hz) * ARRAY_SIZE(cost) * 4));
+	check(!off_plan,
+	      "each oracle's replay counts the energy its plan promised (%d of %d replays off the plan)",
+	      off_plan, 2 * cells);
 	check(runs && !beaten,
 	      "no governor uses less energy than the oracles, on modeled and recorded lines: %d replays of %d governors, %d below, the closest at %.4f times the oracle's%s",
 	      runs, nall, beaten, closest, first);
@@ -423,7 +435,7 @@ static void test_recorded(void)
  * passes with @wakeups wakeups, @want_ns of idle time and @irqs interrupts.
  */
 static void replay_recorded(const char *table, const char *trace,
-			   const char *what, u64 wakeups, s64 want_ns, u64 irqs)
+			    const char *what, u64 wakeups, s64 want_ns, u64 irqs)
 {
 	struct replay_cfg cfg = { .tick_ns = 4 * NSEC_PER_MSEC, .exit_share_pct = 0 };
 	struct cpuidle_driver drv;
@@ -610,8 +622,10 @@ void random_case(struct cpuidle_driver *drv, struct trace *t,
 		if (extreme && !(rng() % 8))
 			st->exit_latency_ns = S64_MAX - rng() % 2;
 		st->flags = !k && rng() % 2 ? CPUIDLE_FLAG_POLLING : 0;
-		if (st->flags)
-			st->exit_latency_ns = st->target_residency_ns = 0;
+		if (st->flags) {
+			st->exit_latency_ns = 0;
+			st->target_residency_ns = 0;
+		}
 	}
 	for (k = 0; k < 40; k++) {
 		s64 irq = rng() % 2 ? (s64)(rng() % 3000000) : -1;
@@ -737,7 +751,7 @@ static void test_select_reasons(void)
 				   &cand, &state, why) != 3) {
 				if (!bad++)
 					snprintf(first, sizeof(first),
-						 "seed %llu: unreadable: %.*s",
+						 ", first at seed %llu: unreadable: %.*s",
 						 seed, (int)strcspn(line, "\n"),
 						 line);
 				continue;
@@ -748,14 +762,14 @@ static void test_select_reasons(void)
 			if (strcmp(why, "timer") && strcmp(why, "single") &&
 			    state >= cand && !bad++)
 				snprintf(first, sizeof(first),
-					 "seed %llu: cand=%d state=%d reason=%s",
+					 ", first at seed %llu: cand=%d state=%d reason=%s",
 					 seed, cand, state, why);
 		}
 		free(buf);
 	}
 	check(events && !bad && !differ,
-	      "select reasons: %llu teo_select events over %llu random cases, %llu unreadable or with a reason other than timer or single and a state not shallower than the candidate%s%s; %llu cases decided otherwise with the events on",
-	      events, cases, bad, first[0] ? ", first at " : "", first, differ);
+	      "select reasons: %llu teo_select events over %llu random cases, %llu unreadable or with a reason other than timer or single and a state not shallower than the candidate%s; %llu cases decided otherwise with the events on",
+	      events, cases, bad, first, differ);
 	for (i = 0; i < (int)ARRAY_SIZE(reasons); i++)
 		check(seen[i], "select reasons: reason=%s in %llu events",
 		      reasons[i], seen[i]);
@@ -796,7 +810,7 @@ int self_test(long fuzz_iterations)
 		} else {
 			for (i = 0; i < FUZZ_REPLAYS; i++) {
 				if (IN_TREE && !st->decisions[i] && !st->findings[i]) {
-					printf("SKIP: fuzz, %s: not built in a kernel tree's harness\n",
+					printf("SKIP: fuzz, %s: not in a kernel tree's harness\n",
 					       fuzz_names[i]);
 					skipped++;
 					continue;
@@ -804,7 +818,7 @@ int self_test(long fuzz_iterations)
 				check(st->decisions[i] && !st->findings[i],
 				      "fuzz, %s: %llu cases, %llu decisions, %llu findings%s%s",
 				      fuzz_names[i], st->cases, st->decisions[i],
-				      st->findings[i], st->first[i][0] ? "; first at " : "",
+				      st->findings[i], first_at(st->first[i]),
 				      st->first[i]);
 			}
 		}
