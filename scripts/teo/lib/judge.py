@@ -912,6 +912,9 @@ def series_block(cells, series):
 
 README = os.path.join(ROOT, "README.md")
 BENCH_DOC = os.path.join(ROOT, "docs", "benchmarks.md")
+# The judge's rules and its latest report, and its plot (bench --update).
+JUDGE_DOC = os.path.join(ROOT, "docs", "judge.md")
+JUDGE_PNG = os.path.join(ROOT, "docs", "judge.png")
 README_BEGIN = "<!-- the judge's verdict, written by scripts/teo/judge/bench --update: begin -->"
 README_END = "<!-- the judge's verdict: end -->"
 
