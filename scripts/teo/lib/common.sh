@@ -232,20 +232,22 @@ harness_make_into()
 }
 
 # quick_start BIN: the commands of the harness README's quick start (its
-# "  $ " lines after make harness), with BIN for cpuidle-replay;
+# "  $ " lines but the build's: mkdir and make), with BIN for the
+# binary;
 # quick_start_sample: the table it shows them printing.
 quick_start()
 {
 	awk '/^Quick start$/ { on = 1; next } on && /^-+$/ && seen { exit }
 		on && /^  \$ / { seen = 1; sub(/^  \$ /, ""); print }' \
-		"$TEO_ROOT/tools/testing/cpuidle/README" | grep -v -x 'make harness' |
-		sed "s|^cpuidle-replay |$1 |"
+		"$TEO_ROOT/tools/testing/cpuidle/README" | grep -v -E '^(mkdir|make) ' |
+		sed "s|^tools/testing/cpuidle/build/cpuidle-replay |$1 |"
 }
 
 quick_start_sample()
 {
 	awk '/^Quick start$/ { on = 1; next } on && /^  \$ / { cmd = 1; next }
-		on && cmd && /^  / { sub(/^  /, ""); print; next } on && cmd { exit }' \
+		on && cmd && /^  / { sub(/^  /, ""); print; got = 1; next }
+		on && got { exit } on { cmd = 0 }' \
 		"$TEO_ROOT/tools/testing/cpuidle/README"
 }
 

@@ -23,14 +23,22 @@ run time after the wakeup); the utilization of each line is what PELT (a
 geometric average with a 32 ms half-life) makes of the run/idle timeline
 so far, as sched_cpu_util() would report it when the CPU goes idle.
 """
+import argparse
 import math
 import os
 import random
 import sys
 
-# scripts/teo/lib/teoargs.py: one-line usage errors.
+# The TEO repository's scripts/teo/lib/teoargs.py (one-line usage errors)
+# if this is its copy, else argparse as it is (in a kernel tree).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "scripts", "teo", "lib"))
-import teoargs  # noqa: E402
+try:
+    from teoargs import Parser  # noqa: E402
+except ImportError:
+    def Parser(**kw):
+        """argparse's parser, with the whole docstring as its --help."""
+        return argparse.ArgumentParser(description=__doc__,
+                                       formatter_class=argparse.RawDescriptionHelpFormatter)
 
 CAP = 1024
 US = 1000
@@ -454,7 +462,7 @@ def write(name, seed, periods, out):
 
 
 def main():
-    ap = teoargs.Parser(description=__doc__.splitlines()[0])
+    ap = Parser(description=__doc__.splitlines()[0])
     ap.add_argument("workload", nargs="?")
     ap.add_argument("--list", action="store_true", help="list the workloads")
     ap.add_argument("--list-noise", action="store_true",
