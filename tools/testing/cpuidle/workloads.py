@@ -379,8 +379,8 @@ def noise(period, share):
     """A periodic timer every `period` ns with 2-5% of it spent running,
     plus Poisson interrupts (each waking a task for 10-50 us) at the rate
     that makes `share` percent of the wakeups: per timer period, on average
-    share / (100 - share) interrupts.  The noise of the util-awareness rule
-    R5."""
+    share / (100 - share) interrupts.  The noise under which utilization
+    awareness must cost no energy."""
     rate = share / (100 - share) / period
 
     def fam(r, n):
@@ -423,7 +423,8 @@ WORKLOADS = {
     "touch-bimodal": interactive(touch_bimodal),
     "touch-frames": interactive(touch_frames),
 }
-# The noise sweep (rule R5): not part of the main comparison.
+# The noise sweep (utilization awareness under noise): not part of the
+# main comparison.
 NOISE = {f"noise-{name}ms-{share}pct": noise(period, share)
          for name, period in (("2", 2 * MS), ("8", 8 * MS), ("19.457", 19457 * US))
          for share in (5, 10, 20, 40)}
