@@ -231,24 +231,26 @@ harness_make_into()
 		"${args[@]}" OUT="$out" "$@"
 }
 
-# quick_start BIN: the commands of the harness README's quick start (its
-# "  $ " lines but the build's: mkdir and make), with BIN for the
-# binary;
-# quick_start_sample: the table it shows them printing.
-quick_start()
+# quick_start_block: the indented lines of the harness README's quick
+# start, unindented: its commands ("$ ...") and the table they print.
+# quick_start BIN: those commands but the build's (mkdir and make), with
+# BIN for the binary; quick_start_sample: the table.
+quick_start_block()
 {
 	awk '/^Quick start$/ { on = 1; next } on && /^-+$/ && seen { exit }
-		on && /^  \$ / { seen = 1; sub(/^  \$ /, ""); print }' \
-		"$TEO_ROOT/tools/testing/cpuidle/README" | grep -v -E '^(mkdir|make) ' |
+		on && /^  / { seen = 1; sub(/^  /, ""); print }' \
+		"$TEO_ROOT/tools/testing/cpuidle/README"
+}
+
+quick_start()
+{
+	quick_start_block | sed -n 's/^\$ //p' | grep -v -E '^(mkdir|make) ' |
 		sed "s|^tools/testing/cpuidle/build/cpuidle-replay |$1 |"
 }
 
 quick_start_sample()
 {
-	awk '/^Quick start$/ { on = 1; next } on && /^  \$ / { cmd = 1; next }
-		on && cmd && /^  / { sub(/^  /, ""); print; got = 1; next }
-		on && got { exit } on { cmd = 0 }' \
-		"$TEO_ROOT/tools/testing/cpuidle/README"
+	quick_start_block | grep -v '^\$ '
 }
 
 # verdict_section NAME: the section [NAME] of patches/verdict.txt (the
